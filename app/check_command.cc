@@ -1,0 +1,207 @@
+#include "app/check_command.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "app/report.h"
+#include "decoder/elf_file.h"
+#include "decoder/region.h"
+#include "search/breadth_first.h"
+#include "tracer/process_executor.h"
+#include "util/escape.h"
+#include "util/user_error.h"
+
+namespace cmc::app {
+namespace {
+
+[[noreturn]] void cannot_check(const std::string &message) {
+  throw UserError(ExitCode::kCannotCheck, message);
+}
+
+[[noreturn]] void usage(const std::string &message) {
+  throw UserError(ExitCode::kUsage, message);
+}
+
+// PROGRAM as execvp would find it.
+std::string resolve_program(const std::string &program) {
+  if (program.find('/') != std::string::npos) {
+    if (access(program.c_str(), X_OK) != 0)
+      cannot_check(fmt::format("program {} does not exist or is not "
+                               "executable",
+                               program));
+    return program;
+  }
+  const char *path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "/usr/bin:/bin";
+  while (true) {
+    const auto colon = dirs.find(':');
+    const std::string candidate =
+        fmt::format("{}/{}", dirs.substr(0, colon), program);
+    if (access(candidate.c_str(), X_OK) == 0)
+      return candidate;
+    if (colon == std::string_view::npos)
+      break;
+    dirs.remove_prefix(colon + 1);
+  }
+  cannot_check(fmt::format("program {} is not in PATH", program));
+}
+
+std::vector<decoder::Region> resolve_regions(const CheckOptions &options,
+                                             const decoder::ElfFile &elf) {
+  if (options.regions.empty())
+    usage("give at least one --region: the state cmc reads from the target");
+  std::vector<decoder::Region> regions;
+  for (const std::string &text : options.regions) {
+    auto spec = decoder::parse_region_spec(text);
+    if (!spec)
+      usage(spec.error().message);
+    auto region = decoder::resolve_region(*spec, elf);
+    if (!region)
+      cannot_check(region.error().message);
+    regions.push_back(std::move(*region));
+  }
+  return regions;
+}
+
+std::shared_ptr<const tracer::TargetSpec>
+target_spec(const CheckOptions &options) {
+  auto spec = std::make_shared<tracer::TargetSpec>();
+  spec->launch.program = resolve_program(options.command.at(0));
+  spec->launch.argv = options.command;
+  spec->launch.aslr = options.aslr;
+  spec->launch.show_output = options.show_output;
+  auto elf = decoder::ElfFile::open(spec->launch.program);
+  if (!elf)
+    cannot_check(elf.error().message);
+  spec->regions = resolve_regions(options, *elf);
+  spec->load_base = elf->load_base();
+  for (const std::string &message : options.messages) {
+    auto decoded = decode_escapes(message);
+    if (!decoded)
+      usage("bad --message " + decoded.error().message);
+    spec->messages.push_back(std::move(*decoded));
+  }
+  if (spec->messages.empty())
+    usage("give at least one --message");
+  spec->port = options.port;
+  spec->step_timeout = std::chrono::milliseconds(
+      std::llround(options.step_timeout_s * 1000));
+  return spec;
+}
+
+std::vector<search::RegionLayout>
+layout_of(const std::vector<decoder::Region> &regions) {
+  std::vector<search::RegionLayout> layout;
+  std::size_t offset = 0;
+  for (const decoder::Region &region : regions) {
+    layout.push_back({region.name, offset, region.length});
+    offset += region.length;
+  }
+  return layout;
+}
+
+void write_json(const std::string &destination, const nlohmann::json &json) {
+  if (destination.empty())
+    return;
+  if (destination == "-") {
+    std::cout << json.dump(2) << '\n';
+    return;
+  }
+  std::ofstream file(destination);
+  file << json.dump(2) << '\n';
+  if (!file)
+    cannot_check(fmt::format("cannot write the JSON report to {}",
+                             destination));
+}
+
+search::Options search_options(const CheckOptions &options) {
+  search::Options search;
+  if (options.max_depth)
+    search.max_depth = *options.max_depth;
+  if (options.max_states)
+    search.max_states = *options.max_states;
+  search.jobs = options.jobs != 0
+                    ? options.jobs
+                    : std::max(1U, std::thread::hardware_concurrency());
+  search.progress = !options.quiet;
+  return search;
+}
+
+int check(const CheckOptions &options) {
+  const auto spec = target_spec(options);
+  const auto layout = layout_of(spec->regions);
+  const auto property = search::make_property(options.invariant, layout);
+  const search::ExecutorFactory factory = [spec] {
+    tracer::pin_this_thread();
+    return std::make_unique<tracer::ProcessExecutor>(spec);
+  };
+  auto report = search::breadth_first(factory, spec->messages.size(),
+                                      *property, layout,
+                                      search_options(options));
+  if (!report)
+    cannot_check(report.error().message);
+  const StepNames names{spec->messages};
+  write_json(options.json, report_json(*report, names));
+  print_report(options.json == "-" ? stderr : stdout, *report, names);
+  return report->verdict == search::Verdict::kViolated
+             ? static_cast<int>(ExitCode::kViolation)
+             : static_cast<int>(ExitCode::kHolds);
+}
+
+} // namespace
+
+void add_check_options(CLI::App &check, CheckOptions &options) {
+  check.add_option("-m,--message", options.messages,
+                   "One client message (repeatable); C escapes \\n \\r \\t "
+                   "\\\\ \\xHH are decoded. Tried in the order given.")
+      ->required();
+  check.add_option("--region", options.regions,
+                   "State to read after every step (repeatable): SYMBOL, "
+                   "SYMBOL:LEN or SYMBOL+OFF:LEN, from .symtab or .dynsym")
+      ->required();
+  check.add_option("--invariant", options.invariant,
+                   "Property checked on every transition: sticky (no "
+                   "non-zero byte becomes zero) or none. Crashes, exits and "
+                   "hangs during a step are always violations.")
+      ->check(CLI::IsMember({"sticky", "none"}));
+  check.add_option("--max-depth", options.max_depth,
+                   "Explore paths of at most N steps");
+  check.add_option("--max-states", options.max_states,
+                   "Stop after N distinct states");
+  check.add_option("-j,--jobs", options.jobs,
+                   "Worker threads (default: all CPUs)");
+  check.add_option("--json", options.json,
+                   "Write the JSON report to FILE (- for stdout)");
+  check.add_flag("--aslr", options.aslr,
+                 "Leave the target's address-space randomisation on");
+  check.add_option("--port", options.port,
+                   "Connect to 127.0.0.1:PORT instead of the address the "
+                   "target listens on");
+  check.add_option("--step-timeout", options.step_timeout_s,
+                   "Seconds a step may take before the target counts as "
+                   "hung (default 10)")
+      ->check(CLI::PositiveNumber);
+  check.add_flag("--show-output", options.show_output,
+                 "Let the target write to cmc's stdout and stderr");
+  check.add_flag("-q,--quiet", options.quiet, "No progress lines");
+  check.add_option("command", options.command, "-- PROGRAM [ARGS...]")
+      ->required();
+}
+
+int run_check(const CheckOptions &options) {
+  try {
+    return check(options);
+  } catch (const UserError &error) {
+    write_json(options.json, error_json(error.what()));
+    throw;
+  }
+}
+
+} // namespace cmc::app

@@ -1,0 +1,82 @@
+#include "app/report.h"
+
+#include <fmt/format.h>
+
+#include "util/escape.h"
+#include "util/fingerprint.h"
+
+namespace cmc::app {
+namespace {
+
+double per_second(std::size_t count, double seconds) {
+  return seconds > 0 ? static_cast<double>(count) / seconds : 0.0;
+}
+
+} // namespace
+
+nlohmann::json report_json(const search::Report &report,
+                           const StepNames &names) {
+  const bool violated = report.verdict == search::Verdict::kViolated;
+  nlohmann::json counterexample = nullptr;
+  if (violated) {
+    counterexample = nlohmann::json::array();
+    for (const tracer::ActionId action : report.counterexample)
+      counterexample.push_back({{"send", names.messages.at(action)}});
+  }
+  return {
+      {"verdict", violated ? "violated" : "holds"},
+      {"complete", report.complete},
+      {"distinct_states", report.distinct_states},
+      {"dedup_merges", report.dedup_merges},
+      {"transitions", report.transitions},
+      {"max_depth", report.max_depth},
+      {"elapsed_s", report.elapsed_s},
+      {"states_per_s", per_second(report.distinct_states, report.elapsed_s)},
+      {"transitions_per_s", per_second(report.transitions, report.elapsed_s)},
+      {"collision_probability",
+       collision_probability(report.distinct_states)},
+      {"counterexample", counterexample},
+      {"violation", violated ? nlohmann::json(report.violation) : nullptr},
+      {"error", nullptr},
+  };
+}
+
+nlohmann::json error_json(const std::string &message) {
+  return {{"verdict", "error"},      {"complete", false},
+          {"distinct_states", 0},    {"dedup_merges", 0},
+          {"transitions", 0},        {"max_depth", 0},
+          {"counterexample", nullptr}, {"violation", nullptr},
+          {"error", message}};
+}
+
+void print_report(std::FILE *out, const search::Report &report,
+                  const StepNames &names) {
+  const std::string counts = fmt::format(
+      "{} distinct states, {} dedup merges, {} transitions",
+      report.distinct_states, report.dedup_merges, report.transitions);
+  if (report.verdict == search::Verdict::kViolated) {
+    fmt::print(out, "violated: {}\n", report.violation);
+    fmt::print(out, "shortest counterexample ({} steps):\n",
+               report.counterexample.size());
+    for (std::size_t i = 0; i < report.counterexample.size(); ++i)
+      fmt::print(out, "  {}. send \"{}\"\n", i + 1,
+                 encode_escapes(names.messages.at(report.counterexample[i])));
+    fmt::print(out, "found after {}\n", counts);
+  } else if (report.complete) {
+    fmt::print(out, "holds: {}; every reachable state explored (depth {})\n",
+               counts, report.max_depth);
+  } else {
+    fmt::print(out, "holds up to depth {}: {} (search cut by a bound, not "
+                    "complete)\n",
+               report.max_depth, counts);
+  }
+  fmt::print(out,
+             "{:.2f} s, {:.0f} distinct states/s, {:.0f} transitions/s; "
+             "fingerprint collision probability {:.1e}\n",
+             report.elapsed_s,
+             per_second(report.distinct_states, report.elapsed_s),
+             per_second(report.transitions, report.elapsed_s),
+             collision_probability(report.distinct_states));
+}
+
+} // namespace cmc::app

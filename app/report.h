@@ -1,0 +1,27 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "search/breadth_first.h"
+
+namespace cmc::app {
+
+// The alphabet, to name the steps of a counterexample.
+struct StepNames {
+  std::vector<std::string> messages;  // decoded bytes
+};
+
+// The JSON report of SPEC "JSON report".
+[[nodiscard]] nlohmann::json report_json(const search::Report &report,
+                                         const StepNames &names);
+[[nodiscard]] nlohmann::json error_json(const std::string &message);
+
+// The human-readable summary.
+void print_report(std::FILE *out, const search::Report &report,
+                  const StepNames &names);
+
+} // namespace cmc::app

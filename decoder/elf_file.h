@@ -1,0 +1,73 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/result.h"
+#include "util/unique_fd.h"
+
+struct Elf;
+
+namespace cmc::decoder {
+
+struct Symbol {
+  std::string name;
+  std::uint64_t value = 0;  // link-time address
+  std::uint64_t size = 0;
+};
+
+struct LoadSegment {
+  std::uint64_t vaddr = 0;
+  std::uint64_t memsz = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t filesz = 0;
+  std::uint32_t flags = 0;  // PF_R | PF_W | PF_X
+};
+
+// An ELF executable opened read-only with elfutils.
+class ElfFile {
+public:
+  // Fails with a one-line reason for a missing file or a non-ELF file.
+  [[nodiscard]] static Result<ElfFile> open(const std::string &path);
+
+  ElfFile(ElfFile &&) noexcept = default;
+  ElfFile &operator=(ElfFile &&) noexcept = default;
+  ElfFile(const ElfFile &) = delete;
+  ElfFile &operator=(const ElfFile &) = delete;
+  ~ElfFile() = default;
+
+  [[nodiscard]] const std::string &path() const { return path_; }
+  // ET_DYN: the kernel or ld.so places it at a load bias (PIE, static-pie).
+  [[nodiscard]] bool position_independent() const { return type_dyn_; }
+  [[nodiscard]] bool has_interpreter() const { return has_interp_; }
+  [[nodiscard]] const std::vector<LoadSegment> &loads() const {
+    return loads_;
+  }
+  // The lowest PT_LOAD p_vaddr rounded down to the page size: the address
+  // that the mapping at file offset 0 has before relocation.
+  [[nodiscard]] std::uint64_t load_base() const;
+
+  // A defined data or function symbol, looked up in .symtab, then .dynsym.
+  [[nodiscard]] std::optional<Symbol> find_symbol(std::string_view name) const;
+
+private:
+  struct ElfCloser {
+    void operator()(Elf *elf) const;
+  };
+  ElfFile(std::string path, UniqueFd fd, Elf *elf);
+  [[nodiscard]] std::optional<Symbol>
+  find_in_table(std::uint32_t section_type, std::string_view name) const;
+
+  std::string path_;
+  UniqueFd fd_;
+  std::unique_ptr<Elf, ElfCloser> elf_;
+  bool type_dyn_ = false;
+  bool has_interp_ = false;
+  std::vector<LoadSegment> loads_;
+};
+
+} // namespace cmc::decoder

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "decoder/elf_file.h"
+#include "util/result.h"
+
+namespace cmc::decoder {
+
+// A --region argument: SYMBOL, SYMBOL:LEN or SYMBOL+OFF:LEN.
+struct RegionSpec {
+  std::string text;  // as written
+  std::string symbol;
+  std::uint64_t offset = 0;
+  std::optional<std::uint64_t> length;
+};
+
+[[nodiscard]] Result<RegionSpec> parse_region_spec(std::string_view text);
+
+// A region resolved against the executable: link-time address and length.
+struct Region {
+  std::string name;  // RegionSpec::text
+  std::uint64_t link_address = 0;
+  std::uint64_t length = 0;
+};
+
+// Looks the symbol up (.symtab, then .dynsym); the length defaults to the
+// symbol's size. Fails for an unknown symbol or an empty region.
+[[nodiscard]] Result<Region> resolve_region(const RegionSpec &spec,
+                                            const ElfFile &elf);
+
+} // namespace cmc::decoder

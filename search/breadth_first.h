@@ -1,0 +1,56 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "search/property.h"
+#include "tracer/executor.h"
+#include "util/result.h"
+
+namespace cmc::search {
+
+struct Options {
+  std::size_t max_depth = std::numeric_limits<std::size_t>::max();
+  std::size_t max_states = std::numeric_limits<std::size_t>::max();
+  unsigned jobs = 1;
+  // A progress line on stderr about once a second (runs longer than 1 s).
+  bool progress = false;
+};
+
+enum class Verdict { kHolds, kViolated };
+
+struct Report {
+  Verdict verdict = Verdict::kHolds;
+  bool complete = true;  // false when max_depth or max_states cut the search
+  std::size_t distinct_states = 0;
+  std::size_t dedup_merges = 0;
+  std::size_t transitions = 0;
+  std::size_t max_depth = 0;  // depth of the deepest distinct state
+  double elapsed_s = 0;
+  std::vector<tracer::ActionId> counterexample;  // empty unless violated
+  std::string violation;                         // empty unless violated
+};
+
+// Makes one executor per worker thread.
+using ExecutorFactory = std::function<std::unique_ptr<tracer::Executor>()>;
+
+// Breadth-first search over paths of the alphabet [0, alphabet_size), each
+// path replayed from the initial state, states deduplicated by fingerprint.
+// At every state the actions are tried in increasing order, so the reported
+// counterexample is the first in that order among the shortest. Results do
+// not depend on options.jobs.
+// Fails (exit 3) when the target cannot be observed or when replaying the
+// same path twice gives different states (nondeterminism), naming the
+// region offsets that differ.
+[[nodiscard]] Result<Report> breadth_first(const ExecutorFactory &factory,
+                                           std::size_t alphabet_size,
+                                           const Property &property,
+                                           const std::vector<RegionLayout> &layout,
+                                           const Options &options);
+
+} // namespace cmc::search

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cmc::search {
+
+// Where each declared region lies in the state's byte string.
+struct RegionLayout {
+  std::string name;  // as the user wrote it: "cmc_state", "store+1:2"
+  std::size_t offset = 0;
+  std::size_t length = 0;
+};
+
+// A property checked on every transition (before -> after).
+class Property {
+public:
+  Property() = default;
+  Property(const Property &) = delete;
+  Property &operator=(const Property &) = delete;
+  Property(Property &&) = delete;
+  Property &operator=(Property &&) = delete;
+  virtual ~Property() = default;
+
+  // Returns a one-line description of the violation, or nothing.
+  [[nodiscard]] virtual std::optional<std::string>
+  check(std::span<const std::byte> before,
+        std::span<const std::byte> after) const = 0;
+};
+
+// Accepts every transition: only crashes, exits and hangs are violations.
+class NoProperty final : public Property {
+public:
+  [[nodiscard]] std::optional<std::string>
+  check(std::span<const std::byte> before,
+        std::span<const std::byte> after) const override;
+};
+
+// "sticky": no byte of the regions that is non-zero ever becomes zero.
+class StickyProperty final : public Property {
+public:
+  explicit StickyProperty(std::vector<RegionLayout> layout)
+      : layout_(std::move(layout)) {}
+  [[nodiscard]] std::optional<std::string>
+  check(std::span<const std::byte> before,
+        std::span<const std::byte> after) const override;
+
+private:
+  std::vector<RegionLayout> layout_;
+};
+
+// The built-in property called name ("sticky", "none"), or nullptr.
+[[nodiscard]] std::unique_ptr<Property>
+make_property(const std::string &name, std::vector<RegionLayout> layout);
+
+} // namespace cmc::search

@@ -1,0 +1,60 @@
+// cmc: explores every order of a server's client messages (SPEC.md).
+
+#include <signal.h>
+
+#include <cstdio>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "app/check_command.h"
+#include "tracer/watchdog.h"
+#include "util/user_error.h"
+
+namespace {
+
+// Ctrl-C, SIGTERM and SIGHUP are taken by one thread that kills every
+// target; the search then ends with "interrupted". Blocked before any other
+// thread starts, so every thread inherits the mask.
+void handle_interrupts() {
+  static sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread([] {
+    int signal = 0;
+    while (sigwait(&set, &signal) == 0)
+      cmc::tracer::Watchdog::instance().interrupt();
+  }).detach();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"cmc: a model checker for unmodified Linux servers"};
+  app.require_subcommand(1);
+  cmc::app::CheckOptions check_options;
+  CLI::App *check = app.add_subcommand(
+      "check", "Explore every order of the messages; report whether the "
+               "invariant holds");
+  check->footer(
+      "Example:\n  cmc check -m 'SET a\\n' -m 'SET b\\n' --region cmc_state "
+      "--invariant sticky -- ./kv 7000\n\nExit status: 0 holds, 1 violation "
+      "found, 2 usage error, 3 could not check.");
+  cmc::app::add_check_options(*check, check_options);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &error) {
+    const int status = app.exit(error);
+    return status == 0 ? 0 : static_cast<int>(cmc::ExitCode::kUsage);
+  }
+  handle_interrupts();
+  try {
+    return cmc::app::run_check(check_options);
+  } catch (const cmc::UserError &error) {
+    std::fprintf(stderr, "cmc: %s\n", error.what());
+    return static_cast<int>(error.code());
+  }
+}

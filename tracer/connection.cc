@@ -1,0 +1,112 @@
+#include "tracer/connection.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "util/check.h"
+
+namespace cmc::tracer {
+namespace {
+
+// The network namespace this thread started in; setns changes only the
+// calling thread's namespace.
+int home_netns() {
+  thread_local const UniqueFd home(
+      ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+  return home.get();
+}
+
+socklen_t address_length(const sockaddr_storage &address) {
+  return address.ss_family == AF_INET6 ? sizeof(sockaddr_in6)
+                                       : sizeof(sockaddr_in);
+}
+
+Result<UniqueFd> socket_in(int netns, int family) {
+  const int home = home_netns();
+  if (home < 0)
+    return Error{fmt::format("cannot open cmc's own network namespace: {}",
+                             std::strerror(errno))};
+  if (setns(netns, CLONE_NEWNET) != 0)
+    return Error{fmt::format("cannot enter the target's network namespace: {}",
+                             std::strerror(errno))};
+  UniqueFd sock(socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  const int socket_errno = errno;
+  CMC_CHECK(setns(home, CLONE_NEWNET) == 0, "returning to cmc's netns");
+  if (!sock.valid())
+    return Error{fmt::format("socket: {}", std::strerror(socket_errno))};
+  return sock;
+}
+
+} // namespace
+
+Result<Connection> Connection::open(int netns,
+                                    const sockaddr_storage &address) {
+  auto sock = socket_in(netns, address.ss_family);
+  if (!sock)
+    return sock.error();
+  // On loopback the handshake completes inside connect(), before the target
+  // has called accept: the connection waits in its backlog.
+  if (connect(sock->get(), reinterpret_cast<const sockaddr *>(&address),
+              address_length(address)) != 0)
+    return Error{fmt::format("cannot connect to the target at {}: {}",
+                             describe_address(address), std::strerror(errno))};
+  return Connection(std::move(*sock));
+}
+
+Result<void> Connection::send(std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t sent = ::send(socket_.get(), bytes.data(), bytes.size(),
+                                MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent < 0) {
+      // The target closed its end: the message is lost, as it would be for
+      // a real client; the step still ends when the target is quiescent.
+      if (errno == EPIPE || errno == ECONNRESET)
+        return {};
+      return Error{fmt::format("cannot send to the target: {}",
+                               std::strerror(errno))};
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(sent));
+  }
+  // Loopback delivers to the peer inside send(); SIOCOUTQNSD counts bytes
+  // not yet handed on, so zero means the target's socket has them.
+  int unsent = 0;
+  if (ioctl(socket_.get(), SIOCOUTQNSD, &unsent) == 0 && unsent != 0)
+    return Error{fmt::format("{} bytes of the message are still unsent (is "
+                             "the target's receive buffer full?)",
+                             unsent)};
+  return {};
+}
+
+std::string Connection::drain() {
+  std::string received;
+  std::array<char, 4096> buffer{};
+  ssize_t got = 0;
+  while ((got = recv(socket_.get(), buffer.data(), buffer.size(),
+                     MSG_DONTWAIT)) > 0)
+    received.append(buffer.data(), static_cast<std::size_t>(got));
+  return received;
+}
+
+std::string describe_address(const sockaddr_storage &address) {
+  std::array<char, INET6_ADDRSTRLEN> text{};
+  if (address.ss_family == AF_INET6) {
+    const auto &in6 = reinterpret_cast<const sockaddr_in6 &>(address);
+    inet_ntop(AF_INET6, &in6.sin6_addr, text.data(), text.size());
+    return fmt::format("[{}]:{}", text.data(), ntohs(in6.sin6_port));
+  }
+  const auto &in4 = reinterpret_cast<const sockaddr_in &>(address);
+  inet_ntop(AF_INET, &in4.sin_addr, text.data(), text.size());
+  return fmt::format("{}:{}", text.data(), ntohs(in4.sin_port));
+}
+
+} // namespace cmc::tracer

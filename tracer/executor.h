@@ -1,0 +1,62 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "util/fingerprint.h"
+#include "util/result.h"
+
+namespace cmc::tracer {
+
+// Index of one step of the alphabet (a client message, later a clock tick).
+using ActionId = std::uint16_t;
+
+// How the target failed while a step was in flight.
+struct Fault {
+  enum class Kind { kSignal, kExit, kHang };
+  Kind kind = Kind::kSignal;
+  int code = 0;          // signal number or exit status; unused for kHang
+  std::size_t step = 0;  // index in the path of the step in flight
+
+  // "killed by SIGSEGV", "exited with status 1", "hung (no quiescence ...)".
+  [[nodiscard]] std::string describe() const;
+};
+
+// What one replay of a path showed.
+struct Observation {
+  // fingerprints[i] is the state after i steps; [0] is the initial state.
+  // With a fault at step k it holds the k+1 states reached before it.
+  std::vector<Fingerprint> fingerprints;
+  // Region bytes of the state before the last step (empty for an empty path)
+  // and after it (empty when the last step faulted).
+  std::vector<std::byte> before;
+  std::vector<std::byte> after;
+  std::optional<Fault> fault;
+  // Bytes the target sent back during the last step.
+  std::string response;
+};
+
+// Runs paths on a fresh target each time (stateless replay). The search
+// talks only to this interface; the ptrace backend and the unit tests' fake
+// implement it. An instance is used by one thread at a time.
+class Executor {
+public:
+  Executor() = default;
+  Executor(const Executor &) = delete;
+  Executor &operator=(const Executor &) = delete;
+  Executor(Executor &&) = delete;
+  Executor &operator=(Executor &&) = delete;
+  virtual ~Executor() = default;
+
+  // Starts the target, brings it to its initial state and takes the steps of
+  // path in order, stopping at the first fault. An Error means the run could
+  // not be observed at all (the target does not start, a region cannot be
+  // read, the user interrupted): the check cannot go on.
+  virtual Result<Observation> run(std::span<const ActionId> path) = 0;
+};
+
+} // namespace cmc::tracer

@@ -1,0 +1,191 @@
+#include "tracer/process_executor.h"
+
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <atomic>
+
+#include <fmt/format.h>
+
+#include "decoder/proc_maps.h"
+#include "tracer/connection.h"
+#include "tracer/session.h"
+
+namespace cmc::tracer {
+namespace {
+
+// Where the regions are in this run of the target.
+struct StateReader {
+  std::vector<iovec> remote;
+  std::size_t total = 0;
+
+  [[nodiscard]] Result<std::vector<std::byte>> read(const Tracee &t) const {
+    std::vector<std::byte> bytes(total);
+    if (auto done = t.read(remote, bytes); !done)
+      return Error{"cannot read the regions: " + done.error().message};
+    return bytes;
+  }
+};
+
+Result<StateReader> locate_regions(const Tracee &tracee,
+                                   const TargetSpec &spec) {
+  auto text = tracee.proc_file("maps");
+  if (!text)
+    return text.error();
+  auto maps = decoder::parse_maps(*text);
+  if (!maps)
+    return maps.error();
+  struct stat exe {};
+  if (stat(fmt::format("/proc/{}/exe", tracee.pid()).c_str(), &exe) != 0)
+    return Error{"cannot stat the target's /proc/PID/exe"};
+  const decoder::FileId id{major(exe.st_dev), minor(exe.st_dev), exe.st_ino};
+  auto bias = decoder::load_bias(*maps, id, spec.load_base);
+  if (!bias)
+    return bias.error();
+  StateReader reader;
+  for (const decoder::Region &region : spec.regions) {
+    const std::uint64_t address = region.link_address + *bias;
+    if (!decoder::readable(*maps, address, region.length))
+      return Error{fmt::format(
+          "region '{}' ({} bytes at {:#x}, load bias {:#x}) is not in a "
+          "readable mapping of the target",
+          region.name, region.length, address, *bias)};
+    reader.remote.push_back(
+        {reinterpret_cast<void *>(address), region.length});
+    reader.total += region.length;
+  }
+  return reader;
+}
+
+// A started target, connected and in its initial state.
+struct Started {
+  std::unique_ptr<Tracee> tracee;
+  std::unique_ptr<Session> session;
+  std::optional<Connection> connection;
+  StateReader reader;
+};
+
+Error startup_error(const TargetSpec &spec, const Fault &fault,
+                    const char *when) {
+  return Error{fmt::format("the target {} {}{}", fault.describe(), when,
+                           spec.launch.show_output
+                               ? ""
+                               : " (run with --show-output to see its output)")};
+}
+
+Result<sockaddr_storage> target_address(const TargetSpec &spec,
+                                        const Session &session) {
+  if (spec.port) {
+    sockaddr_storage address{};
+    auto &in4 = reinterpret_cast<sockaddr_in &>(address);
+    in4.sin_family = AF_INET;
+    in4.sin_port = htons(*spec.port);
+    in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return address;
+  }
+  auto address = session.listen_address();
+  if (!address)
+    return address.error();
+  if (!*address)
+    return Error{"the target waits for input but has not called listen(); "
+                 "is it a TCP server? (or give --port)"};
+  return **address;
+}
+
+Result<Started> start(const TargetSpec &spec) {
+  Started s;
+  auto tracee = Tracee::spawn(spec.launch);
+  if (!tracee)
+    return tracee.error();
+  s.tracee = std::move(*tracee);
+  s.session = std::make_unique<Session>(*s.tracee);
+  s.tracee->lease().arm(spec.step_timeout);
+  auto first = s.session->run_until_quiescent();
+  if (!first)
+    return first.error();
+  if (*first)
+    return startup_error(spec, **first, "before it waited for a client");
+  auto address = target_address(spec, *s.session);
+  if (!address)
+    return address.error();
+  auto connection = Connection::open(s.tracee->netns(), *address);
+  if (!connection)
+    return connection.error();
+  s.connection = std::move(*connection);
+  s.tracee->lease().arm(spec.step_timeout);
+  auto accepted = s.session->run_until_quiescent();
+  if (!accepted)
+    return accepted.error();
+  if (*accepted)
+    return startup_error(spec, **accepted, "after cmc connected");
+  s.tracee->lease().disarm();
+  auto reader = locate_regions(*s.tracee, spec);
+  if (!reader)
+    return reader.error();
+  s.reader = std::move(*reader);
+  return s;
+}
+
+} // namespace
+
+ProcessExecutor::ProcessExecutor(std::shared_ptr<const TargetSpec> spec)
+    : spec_(std::move(spec)) {}
+
+Result<Observation> ProcessExecutor::run(std::span<const ActionId> path) {
+  auto started = start(*spec_);
+  if (!started)
+    return started.error();
+  Started &s = *started;
+  Observation seen;
+  auto state = s.reader.read(*s.tracee);
+  if (!state)
+    return state.error();
+  seen.fingerprints.push_back(fingerprint_of(*state));
+  for (std::size_t step = 0; step < path.size(); ++step) {
+    seen.before = std::move(*state);
+    if (auto sent = s.connection->send(spec_->messages.at(path[step])); !sent)
+      return sent.error();
+    s.tracee->lease().arm(spec_->step_timeout);
+    auto fault = s.session->run_until_quiescent();
+    if (!fault)
+      return fault.error();
+    seen.response = s.connection->drain();
+    if (*fault) {
+      seen.fault = **fault;
+      seen.fault->step = step;
+      return seen;
+    }
+    s.tracee->lease().disarm();
+    state = s.reader.read(*s.tracee);
+    if (!state)
+      return state.error();
+    seen.fingerprints.push_back(fingerprint_of(*state));
+  }
+  seen.after = std::move(*state);
+  return seen;
+}
+
+void pin_this_thread() {
+  // The CPUs cmc may use, read once before any thread was pinned.
+  static const std::vector<int> cpus = [] {
+    std::vector<int> allowed_cpus;
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+      for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+        if (CPU_ISSET(cpu, &allowed))
+          allowed_cpus.push_back(cpu);
+    return allowed_cpus;
+  }();
+  static std::atomic<unsigned> next{0};
+  if (cpus.empty())
+    return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpus[next.fetch_add(1) % cpus.size()], &one);
+  sched_setaffinity(0, sizeof one, &one);
+}
+
+} // namespace cmc::tracer

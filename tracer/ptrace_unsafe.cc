@@ -1,0 +1,99 @@
+#include "tracer/ptrace_unsafe.h"
+
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace cmc::tracer::sys {
+namespace {
+
+Error errno_error(const char *what, pid_t pid) {
+  return Error{fmt::format("{} on pid {}: {}", what, pid, std::strerror(errno))};
+}
+
+} // namespace
+
+Result<void> set_options(pid_t pid) {
+  constexpr long options = PTRACE_O_EXITKILL | PTRACE_O_TRACESECCOMP |
+                           PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
+                           PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC;
+  if (ptrace(PTRACE_SETOPTIONS, pid, nullptr, options) != 0)
+    return errno_error("PTRACE_SETOPTIONS", pid);
+  return {};
+}
+
+void resume(pid_t pid, int signal) {
+  ptrace(PTRACE_CONT, pid, nullptr, signal);
+}
+
+Result<unsigned long> event_message(pid_t pid) {
+  unsigned long message = 0;
+  if (ptrace(PTRACE_GETEVENTMSG, pid, nullptr, &message) != 0)
+    return errno_error("PTRACE_GETEVENTMSG", pid);
+  return message;
+}
+
+Result<user_regs_struct> registers(pid_t pid) {
+  user_regs_struct regs{};
+  if (ptrace(PTRACE_GETREGS, pid, nullptr, &regs) != 0)
+    return errno_error("PTRACE_GETREGS", pid);
+  return regs;
+}
+
+Result<WaitStatus> wait_for(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, __WALL) < 0) {
+    if (errno != EINTR)
+      return errno_error("waitpid", pid);
+  }
+  return WaitStatus(status);
+}
+
+Result<void> read_memory(pid_t pid, std::span<const iovec> remote,
+                         std::span<std::byte> local) {
+  const iovec into{local.data(), local.size()};
+  const ssize_t got =
+      process_vm_readv(pid, &into, 1, remote.data(), remote.size(), 0);
+  if (got < 0)
+    return errno_error("process_vm_readv", pid);
+  if (static_cast<std::size_t>(got) != local.size())
+    return Error{fmt::format("process_vm_readv on pid {}: read {} of {} bytes",
+                             pid, got, local.size())};
+  return {};
+}
+
+Result<UniqueFd> pidfd_open(pid_t pid) {
+  const long fd = syscall(SYS_pidfd_open, pid, 0);
+  if (fd < 0)
+    return errno_error("pidfd_open", pid);
+  return UniqueFd(static_cast<int>(fd));
+}
+
+std::optional<UniqueFd> pidfd_getfd(int pidfd, int fd) {
+  const long copy = syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+  if (copy < 0)
+    return std::nullopt;
+  return UniqueFd(static_cast<int>(copy));
+}
+
+int child_trace_me() {
+  return ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) == 0 ? 0 : -errno;
+}
+
+int child_install_filter(const sock_fprog &program) {
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    return -errno;
+  if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program) != 0)
+    return -errno;
+  return 0;
+}
+
+} // namespace cmc::tracer::sys

@@ -1,0 +1,50 @@
+#pragma once
+
+// Every raw ptrace, process_vm_readv, pidfd and seccomp call of cmc is in
+// ptrace_unsafe.cc, so the few places that touch another process can be
+// audited together. ESRCH from any of them means the target died: callers
+// learn how from waitpid, it is not an error of cmc.
+
+#include <linux/filter.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "tracer/wait_status.h"
+#include "util/result.h"
+#include "util/unique_fd.h"
+
+namespace cmc::tracer::sys {
+
+// Options every tracee gets: kill it when cmc exits, stop it on the
+// seccomp filter's SECCOMP_RET_TRACE, follow its clones, forks and execs.
+[[nodiscard]] Result<void> set_options(pid_t pid);
+// Resumes a stopped tracee, delivering signal (0 for none). ESRCH is fine.
+void resume(pid_t pid, int signal);
+// The PTRACE_GETEVENTMSG value of the current stop (the SECCOMP_RET_DATA of
+// a seccomp stop, the new pid of a clone stop).
+[[nodiscard]] Result<unsigned long> event_message(pid_t pid);
+[[nodiscard]] Result<user_regs_struct> registers(pid_t pid);
+// Blocks until pid changes state; retries EINTR.
+[[nodiscard]] Result<WaitStatus> wait_for(pid_t pid);
+
+// Reads the remote ranges into local, which has the same total length.
+[[nodiscard]] Result<void> read_memory(pid_t pid,
+                                       std::span<const iovec> remote,
+                                       std::span<std::byte> local);
+
+[[nodiscard]] Result<UniqueFd> pidfd_open(pid_t pid);
+// A duplicate of the target's descriptor fd (same open file description),
+// or nothing when the target has no such descriptor.
+[[nodiscard]] std::optional<UniqueFd> pidfd_getfd(int pidfd, int fd);
+
+// Child side, between fork and exec: only async-signal-safe system calls.
+// Returns -errno on failure, 0 on success.
+int child_trace_me();
+int child_install_filter(const sock_fprog &program);
+
+} // namespace cmc::tracer::sys

@@ -1,0 +1,90 @@
+#include "tracer/syscall_table.h"
+
+#include <seccomp.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace cmc::tracer {
+namespace {
+
+constexpr std::array kTable{
+    TrappedSyscall{"listen", Trap::kListen},
+    TrappedSyscall{"accept", Trap::kFdInput},
+    TrappedSyscall{"accept4", Trap::kFdInput},
+    TrappedSyscall{"read", Trap::kFdInput},
+    TrappedSyscall{"readv", Trap::kFdInput},
+    TrappedSyscall{"recvfrom", Trap::kRecv, 3},
+    TrappedSyscall{"recvmsg", Trap::kRecv, 2},
+    TrappedSyscall{"recvmmsg", Trap::kRecv, 3},
+    TrappedSyscall{"poll", Trap::kPoll},
+    TrappedSyscall{"ppoll", Trap::kPpoll},
+    TrappedSyscall{"select", Trap::kSelect},
+    TrappedSyscall{"pselect6", Trap::kPselect},
+    TrappedSyscall{"epoll_wait", Trap::kEpollWait},
+    TrappedSyscall{"epoll_pwait", Trap::kEpollWait},
+    TrappedSyscall{"epoll_pwait2", Trap::kEpollPwait2},
+    TrappedSyscall{"(foreign ABI)", Trap::kForeignArch},
+};
+constexpr std::uint16_t kForeignRow = kTable.size() - 1;
+
+struct FilterContext {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  FilterContext(const FilterContext &) = delete;
+  FilterContext &operator=(const FilterContext &) = delete;
+  FilterContext() = default;
+  ~FilterContext() { seccomp_release(ctx); }
+};
+
+void require(int rc, const char *what) {
+  if (rc != 0)
+    throw std::runtime_error(std::string("libseccomp: ") + what + ": " +
+                             std::strerror(-rc));
+}
+
+std::vector<sock_filter> build_program() {
+  const FilterContext filter;
+  if (filter.ctx == nullptr)
+    throw std::runtime_error("libseccomp: seccomp_init failed");
+  require(seccomp_attr_set(filter.ctx, SCMP_FLTATR_ACT_BADARCH,
+                           SCMP_ACT_TRACE(kForeignRow)),
+          "bad-arch action");
+  for (std::uint16_t row = 0; row < kForeignRow; ++row) {
+    const int nr = seccomp_syscall_resolve_name(kTable[row].name);
+    require(nr == __NR_SCMP_ERROR ? -EINVAL : 0, kTable[row].name);
+    require(seccomp_rule_add(filter.ctx, SCMP_ACT_TRACE(row), nr, 0),
+            kTable[row].name);
+  }
+  // libseccomp 2.5 exports BPF only to a file descriptor.
+  const int fd = memfd_create("cmc-seccomp", MFD_CLOEXEC);
+  require(fd < 0 ? -errno : 0, "memfd_create");
+  require(seccomp_export_bpf(filter.ctx, fd), "export");
+  const off_t size = lseek(fd, 0, SEEK_END);
+  std::vector<sock_filter> program(static_cast<std::size_t>(size) /
+                                   sizeof(sock_filter));
+  const ssize_t got = pread(fd, program.data(), size, 0);
+  close(fd);
+  require(got == size ? 0 : -EIO, "reading the exported program");
+  return program;
+}
+
+} // namespace
+
+std::span<const TrappedSyscall> trapped_syscalls() { return kTable; }
+
+const TrappedSyscall *trapped_syscall(unsigned long data) {
+  return data < kTable.size() ? &kTable[data] : nullptr;
+}
+
+const sock_fprog &seccomp_program() {
+  static const std::vector<sock_filter> program = build_program();
+  static const sock_fprog fprog{static_cast<unsigned short>(program.size()),
+                                const_cast<sock_filter *>(program.data())};
+  return fprog;
+}
+
+} // namespace cmc::tracer

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <linux/filter.h>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace cmc::tracer {
+
+// What cmc does when the target enters a trapped system call.
+enum class Trap : std::uint8_t {
+  kListen,      // remember the listening socket (argument 0)
+  kFdInput,     // blocks until fd (argument 0) is readable
+  kRecv,        // like kFdInput, unless flags has MSG_DONTWAIT
+  kPoll,        // poll(fds, nfds, timeout_ms)
+  kPpoll,       // ppoll(fds, nfds, timespec *, ...)
+  kSelect,      // select(nfds, r, w, e, timeval *)
+  kPselect,     // pselect6(nfds, r, w, e, timespec *, ...)
+  kEpollWait,   // epoll_wait / epoll_pwait(epfd, events, max, timeout_ms)
+  kEpollPwait2, // epoll_pwait2(epfd, events, max, timespec *, ...)
+  kForeignArch, // a system call of another ABI (int 0x80 from x86-64)
+};
+
+// One row of the table of system calls the seccomp filter stops on.
+struct TrappedSyscall {
+  const char *name;
+  Trap trap;
+  int flags_arg = -1;  // kRecv: index of the flags argument
+};
+
+// The rows, in a fixed order: a row's index is the SECCOMP_RET_DATA of its
+// filter rule, so a seccomp stop names its row without a number lookup.
+[[nodiscard]] std::span<const TrappedSyscall> trapped_syscalls();
+
+// The row for a seccomp stop's SECCOMP_RET_DATA, or nullptr.
+[[nodiscard]] const TrappedSyscall *trapped_syscall(unsigned long data);
+
+// The BPF program, built once with libseccomp: every syscall runs freely
+// except the table's rows, which stop the target for cmc.
+[[nodiscard]] const sock_fprog &seccomp_program();
+
+} // namespace cmc::tracer

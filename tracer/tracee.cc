@@ -1,0 +1,250 @@
+#include "tracer/tracee.h"
+
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "tracer/ptrace_unsafe.h"
+#include "tracer/syscall_table.h"
+
+extern char **environ;
+
+namespace cmc::tracer {
+namespace {
+
+// The child's set-up steps, for the report of the one that failed.
+enum class Stage : int {
+  kDevNull,
+  kPersonality,
+  kNetns,
+  kLoopback,
+  kTraceMe,
+  kSeccomp,
+  kExec,
+};
+
+const char *stage_name(Stage stage) {
+  static constexpr std::array kNames{
+      "redirecting stdio",
+      "disabling ASLR (personality)",
+      "creating its network namespace (unshare CLONE_NEWNET; cmc needs root "
+      "or CAP_SYS_ADMIN)",
+      "bringing up loopback in its network namespace",
+      "PTRACE_TRACEME",
+      "installing the seccomp filter",
+      "execve",
+  };
+  return kNames.at(static_cast<std::size_t>(stage));
+}
+
+struct ChildFailure {
+  Stage stage;
+  int error;
+};
+
+// Everything the child needs, prepared before fork: after fork only
+// async-signal-safe system calls are allowed (cmc has other threads).
+struct ChildPlan {
+  const char *program;
+  std::vector<char *> argv;
+  int dev_null;
+  int report_fd;
+  bool aslr;
+  bool show_output;
+};
+
+[[noreturn]] void child_fail(const ChildPlan &plan, Stage stage, int error) {
+  const ChildFailure failure{stage, error};
+  [[maybe_unused]] const ssize_t n =
+      write(plan.report_fd, &failure, sizeof failure);
+  _exit(127);
+}
+
+int bring_up_loopback() {
+  const int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (sock < 0)
+    return errno;
+  ifreq request{};
+  std::memcpy(request.ifr_name, "lo", 3);
+  int error = 0;
+  if (ioctl(sock, SIOCGIFFLAGS, &request) != 0) {
+    error = errno;
+  } else {
+    request.ifr_flags = static_cast<short>(request.ifr_flags | IFF_UP);
+    if (ioctl(sock, SIOCSIFFLAGS, &request) != 0)
+      error = errno;
+  }
+  close(sock);
+  return error;
+}
+
+[[noreturn]] void child_main(const ChildPlan &plan) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // Its own process group: a terminal's Ctrl-C reaches cmc, not the target,
+  // and cmc can kill everything the target started.
+  setpgid(0, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (dup2(plan.dev_null, STDIN_FILENO) < 0 ||
+      (!plan.show_output && (dup2(plan.dev_null, STDOUT_FILENO) < 0 ||
+                             dup2(plan.dev_null, STDERR_FILENO) < 0)))
+    child_fail(plan, Stage::kDevNull, errno);
+  if (!plan.aslr &&
+      personality(static_cast<unsigned long>(personality(0xffffffff)) |
+                  ADDR_NO_RANDOMIZE) < 0)
+    child_fail(plan, Stage::kPersonality, errno);
+  if (unshare(CLONE_NEWNET) != 0)
+    child_fail(plan, Stage::kNetns, errno);
+  if (const int error = bring_up_loopback(); error != 0)
+    child_fail(plan, Stage::kLoopback, error);
+  if (const int rc = sys::child_trace_me(); rc != 0)
+    child_fail(plan, Stage::kTraceMe, -rc);
+  if (const int rc = sys::child_install_filter(seccomp_program()); rc != 0)
+    child_fail(plan, Stage::kSeccomp, -rc);
+  execve(plan.program, plan.argv.data(), environ);
+  child_fail(plan, Stage::kExec, errno);
+}
+
+Error child_error(const LaunchSpec &spec, int report_fd, WaitStatus status) {
+  ChildFailure failure{};
+  if (read(report_fd, &failure, sizeof failure) == sizeof failure)
+    return Error{fmt::format("cannot start {}: {} failed: {}", spec.program,
+                             stage_name(failure.stage),
+                             std::strerror(failure.error))};
+  return Error{fmt::format("cannot start {}: it ended before exec (status "
+                           "{:#x})",
+                           spec.program, status.exited() ? status.exit_status()
+                                                         : status.term_signal())};
+}
+
+} // namespace
+
+Tracee::Tracee(pid_t pid)
+    : pid_(pid), lease_(std::make_unique<Watchdog::Lease>(pid)) {}
+
+Tracee::~Tracee() { kill_and_reap(); }
+
+void Tracee::kill_and_reap() {
+  for (const pid_t pid : adopted_)
+    kill(pid, SIGKILL);
+  if (!reaped_) {
+    kill(-pid_, SIGKILL);
+    kill(pid_, SIGKILL);
+  }
+  // A killed tracee stays a zombie until reaped, so its pid cannot be
+  // reused while the watchdog still knows it.
+  lease_.reset();
+  if (!reaped_)
+    adopted_.push_back(pid_);
+  for (const pid_t pid : adopted_) {
+    while (true) {
+      auto status = sys::wait_for(pid);
+      if (!status || status->gone())
+        break;
+    }
+  }
+  reaped_ = true;
+}
+
+Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
+  (void)seccomp_program(); // built before fork: the child must not allocate
+  UniqueFd dev_null(open("/dev/null", O_RDWR | O_CLOEXEC));
+  std::array<int, 2> report{};
+  if (!dev_null.valid() || pipe2(report.data(), O_CLOEXEC) != 0)
+    return Error{fmt::format("cannot prepare the launch: {}",
+                             std::strerror(errno))};
+  UniqueFd report_read(report[0]);
+  UniqueFd report_write(report[1]);
+  ChildPlan plan{spec.program.c_str(), {}, dev_null.get(), report_write.get(),
+                 spec.aslr, spec.show_output};
+  for (const std::string &arg : spec.argv)
+    plan.argv.push_back(const_cast<char *>(arg.c_str()));
+  plan.argv.push_back(nullptr);
+
+  const pid_t pid = fork();
+  if (pid < 0)
+    return Error{fmt::format("fork: {}", std::strerror(errno))};
+  if (pid == 0)
+    child_main(plan);
+  std::unique_ptr<Tracee> tracee(new Tracee(pid));
+  report_write.reset();
+  // Without options yet, the successful execve stops the child with a plain
+  // SIGTRAP before the target's first instruction.
+  auto status = sys::wait_for(pid);
+  if (!status)
+    return status.error();
+  if (status->gone()) {
+    tracee->reaped_ = true;
+    return child_error(spec, report_read.get(), *status);
+  }
+  if (!status->stopped() || status->stop_signal() != SIGTRAP)
+    return Error{fmt::format("cannot start {}: unexpected stop {} after exec",
+                             spec.program, signal_name(status->stop_signal()))};
+  if (auto set = sys::set_options(pid); !set)
+    return set.error();
+  auto pidfd = sys::pidfd_open(pid);
+  if (!pidfd)
+    return pidfd.error();
+  tracee->pidfd_ = std::move(*pidfd);
+  tracee->netns_.reset(
+      open(fmt::format("/proc/{}/ns/net", pid).c_str(), O_RDONLY | O_CLOEXEC));
+  if (!tracee->netns_.valid())
+    return Error{fmt::format("cannot open the target's network namespace: {}",
+                             std::strerror(errno))};
+  return tracee;
+}
+
+Result<WaitStatus> Tracee::resume_and_wait(int signal) {
+  sys::resume(pid_, signal);
+  auto status = sys::wait_for(pid_);
+  if (status && status->gone())
+    reaped_ = true;
+  return status;
+}
+
+Result<user_regs_struct> Tracee::registers() const {
+  return sys::registers(pid_);
+}
+
+Result<unsigned long> Tracee::event_message() const {
+  return sys::event_message(pid_);
+}
+
+Result<void> Tracee::read(std::span<const iovec> remote,
+                          std::span<std::byte> local) const {
+  return sys::read_memory(pid_, remote, local);
+}
+
+std::optional<UniqueFd> Tracee::duplicate_fd(int fd) const {
+  return sys::pidfd_getfd(pidfd_.get(), fd);
+}
+
+Result<std::string> Tracee::proc_file(const char *leaf) const {
+  const std::string path = fmt::format("/proc/{}/{}", pid_, leaf);
+  const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid())
+    return Error{fmt::format("cannot open {}: {}", path, std::strerror(errno))};
+  std::string text;
+  std::array<char, 4096> buffer{};
+  ssize_t got = 0;
+  while ((got = ::read(fd.get(), buffer.data(), buffer.size())) > 0)
+    text.append(buffer.data(), static_cast<std::size_t>(got));
+  if (got < 0)
+    return Error{fmt::format("cannot read {}: {}", path, std::strerror(errno))};
+  return text;
+}
+
+} // namespace cmc::tracer

@@ -1,0 +1,87 @@
+#pragma once
+
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tracer/wait_status.h"
+#include "tracer/watchdog.h"
+#include "util/result.h"
+#include "util/unique_fd.h"
+
+namespace cmc::tracer {
+
+// How to start a target.
+struct LaunchSpec {
+  std::string program;            // path of the executable
+  std::vector<std::string> argv;  // argv[0] included
+  bool aslr = false;              // false: personality(ADDR_NO_RANDOMIZE)
+  bool show_output = false;       // false: stdout and stderr to /dev/null
+};
+
+// A target process under ptrace, in a network namespace of its own, with
+// the seccomp filter of syscall_table.h. The destructor kills the target's
+// whole process group and reaps every traced process: no path leaves one
+// behind.
+class Tracee {
+public:
+  // Forks, sets the child up and execs it; returns stopped after execve.
+  [[nodiscard]] static Result<std::unique_ptr<Tracee>>
+  spawn(const LaunchSpec &spec);
+
+  Tracee(const Tracee &) = delete;
+  Tracee &operator=(const Tracee &) = delete;
+  Tracee(Tracee &&) = delete;
+  Tracee &operator=(Tracee &&) = delete;
+  ~Tracee();
+
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  [[nodiscard]] int pidfd() const { return pidfd_.get(); }
+  [[nodiscard]] int netns() const { return netns_.get(); }
+  [[nodiscard]] Watchdog::Lease &lease() { return *lease_; }
+
+  // Resumes the stopped target and waits for its next stop or its end.
+  [[nodiscard]] Result<WaitStatus> resume_and_wait(int signal = 0);
+  [[nodiscard]] Result<user_regs_struct> registers() const;
+  [[nodiscard]] Result<unsigned long> event_message() const;
+  [[nodiscard]] Result<void> read(std::span<const iovec> remote,
+                                  std::span<std::byte> local) const;
+  // Reads a value of type T at address in the target.
+  template <typename T> [[nodiscard]] Result<T> read_value(
+      std::uint64_t address) const {
+    T value{};
+    const iovec remote{reinterpret_cast<void *>(address), sizeof(T)};
+    auto bytes = std::as_writable_bytes(std::span(&value, 1));
+    if (auto done = read(std::span(&remote, 1), bytes); !done)
+      return done.error();
+    return value;
+  }
+  // A duplicate of the target's descriptor fd, if it has one.
+  [[nodiscard]] std::optional<UniqueFd> duplicate_fd(int fd) const;
+  // The text of /proc/PID/<leaf>, e.g. "maps".
+  [[nodiscard]] Result<std::string> proc_file(const char *leaf) const;
+  // Whether the target is known to have ended (it has been reaped).
+  [[nodiscard]] bool reaped() const { return reaped_; }
+  // A process or thread the target created, auto-attached by ptrace: it is
+  // killed and reaped with the target.
+  void adopt(pid_t pid) { adopted_.push_back(pid); }
+
+private:
+  explicit Tracee(pid_t pid);
+  void kill_and_reap();
+
+  pid_t pid_;
+  bool reaped_ = false;
+  std::vector<pid_t> adopted_;
+  UniqueFd pidfd_;
+  UniqueFd netns_;
+  std::unique_ptr<Watchdog::Lease> lease_;
+};
+
+} // namespace cmc::tracer

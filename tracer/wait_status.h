@@ -1,0 +1,41 @@
+#pragma once
+
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#include <string>
+
+namespace cmc::tracer {
+
+// A status from waitpid, with names for the ptrace stops it can encode.
+class WaitStatus {
+public:
+  explicit WaitStatus(int raw) : raw_(raw) {}
+
+  [[nodiscard]] bool exited() const { return WIFEXITED(raw_); }
+  [[nodiscard]] int exit_status() const { return WEXITSTATUS(raw_); }
+  [[nodiscard]] bool killed() const { return WIFSIGNALED(raw_); }
+  [[nodiscard]] int term_signal() const { return WTERMSIG(raw_); }
+  [[nodiscard]] bool gone() const { return exited() || killed(); }
+  [[nodiscard]] bool stopped() const { return WIFSTOPPED(raw_); }
+  [[nodiscard]] int stop_signal() const { return WSTOPSIG(raw_); }
+  // PTRACE_EVENT_* of a ptrace event stop, 0 otherwise.
+  [[nodiscard]] int ptrace_event() const {
+    return stopped() && stop_signal() == SIGTRAP ? (raw_ >> 16) & 0xff : 0;
+  }
+  [[nodiscard]] bool seccomp_stop() const {
+    return ptrace_event() == PTRACE_EVENT_SECCOMP;
+  }
+  // A stop with PTRACE_EVENT_STOP: group-stop under PTRACE_SEIZE.
+  [[nodiscard]] bool group_stop() const {
+    return stopped() && (raw_ >> 16) == PTRACE_EVENT_STOP;
+  }
+
+private:
+  int raw_;
+};
+
+// "SIGSEGV" for SIGSEGV, "signal 77" where the number has no name.
+[[nodiscard]] std::string signal_name(int signal);
+
+} // namespace cmc::tracer

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "util/result.h"
+
+namespace cmc {
+
+// Decodes the C escapes \n \r \t \0 \\ \" \' and \xHH of a -m argument.
+[[nodiscard]] Result<std::string> decode_escapes(std::string_view text);
+
+// The inverse, for printing bytes back as a -m argument would take them:
+// printable ASCII as is, everything else escaped.
+[[nodiscard]] std::string encode_escapes(std::string_view bytes);
+
+} // namespace cmc

@@ -1,0 +1,25 @@
+#include "util/fingerprint.h"
+
+#include <xxhash.h>
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace cmc {
+
+std::string Fingerprint::hex() const {
+  return fmt::format("{:016x}{:016x}", high, low);
+}
+
+Fingerprint fingerprint_of(std::span<const std::byte> bytes) {
+  const XXH128_hash_t hash = XXH3_128bits(bytes.data(), bytes.size());
+  return Fingerprint{hash.low64, hash.high64};
+}
+
+double collision_probability(std::uint64_t n) {
+  const double states = static_cast<double>(n);
+  return states * states / std::ldexp(1.0, 129);
+}
+
+} // namespace cmc
