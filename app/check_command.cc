@@ -91,8 +91,8 @@ target_spec(const CheckOptions &options) {
   if (spec->messages.empty())
     usage("give at least one --message");
   spec->port = options.port;
-  spec->step_timeout = std::chrono::milliseconds(
-      std::llround(options.step_timeout_s * 1000));
+  spec->step_timeout =
+      std::chrono::milliseconds(std::llround(options.step_timeout_s * 1000));
   return spec;
 }
 
@@ -117,8 +117,8 @@ void write_json(const std::string &destination, const nlohmann::json &json) {
   std::ofstream file(destination);
   file << json.dump(2) << '\n';
   if (!file)
-    cannot_check(fmt::format("cannot write the JSON report to {}",
-                             destination));
+    cannot_check(
+        fmt::format("cannot write the JSON report to {}", destination));
 }
 
 search::Options search_options(const CheckOptions &options) {
@@ -142,9 +142,8 @@ int check(const CheckOptions &options) {
     tracer::pin_this_thread();
     return std::make_unique<tracer::ProcessExecutor>(spec);
   };
-  auto report = search::breadth_first(factory, spec->messages.size(),
-                                      *property, layout,
-                                      search_options(options));
+  auto report = search::breadth_first(factory, spec->messages.size(), *property,
+                                      layout, search_options(options));
   if (!report)
     cannot_check(report.error().message);
   const StepNames names{spec->messages};
@@ -158,18 +157,21 @@ int check(const CheckOptions &options) {
 } // namespace
 
 void add_check_options(CLI::App &check, CheckOptions &options) {
-  check.add_option("-m,--message", options.messages,
-                   "One client message (repeatable); C escapes \\n \\r \\t "
-                   "\\\\ \\xHH are decoded. Tried in the order given.")
+  check
+      .add_option("-m,--message", options.messages,
+                  "One client message (repeatable); C escapes \\n \\r \\t "
+                  "\\\\ \\xHH are decoded. Tried in the order given.")
       ->required();
-  check.add_option("--region", options.regions,
-                   "State to read after every step (repeatable): SYMBOL, "
-                   "SYMBOL:LEN or SYMBOL+OFF:LEN, from .symtab or .dynsym")
+  check
+      .add_option("--region", options.regions,
+                  "State to read after every step (repeatable): SYMBOL, "
+                  "SYMBOL:LEN or SYMBOL+OFF:LEN, from .symtab or .dynsym")
       ->required();
-  check.add_option("--invariant", options.invariant,
-                   "Property checked on every transition: sticky (no "
-                   "non-zero byte becomes zero) or none. Crashes, exits and "
-                   "hangs during a step are always violations.")
+  check
+      .add_option("--invariant", options.invariant,
+                  "Property checked on every transition: sticky (no "
+                  "non-zero byte becomes zero) or none. Crashes, exits and "
+                  "hangs during a step are always violations.")
       ->check(CLI::IsMember({"sticky", "none"}));
   check.add_option("--max-depth", options.max_depth,
                    "Explore paths of at most N steps");
@@ -184,9 +186,10 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
   check.add_option("--port", options.port,
                    "Connect to 127.0.0.1:PORT instead of the address the "
                    "target listens on");
-  check.add_option("--step-timeout", options.step_timeout_s,
-                   "Seconds a step may take before the target counts as "
-                   "hung (default 10)")
+  check
+      .add_option("--step-timeout", options.step_timeout_s,
+                  "Seconds a step may take before the target counts as "
+                  "hung (default 10)")
       ->check(CLI::PositiveNumber);
   check.add_flag("--show-output", options.show_output,
                  "Let the target write to cmc's stdout and stderr");

@@ -13,19 +13,19 @@ namespace cmc::app {
 // The options of `cmc check`, as the user gave them (SPEC "Command-line
 // contract").
 struct CheckOptions {
-  std::vector<std::string> messages;  // C escapes not yet decoded
+  std::vector<std::string> messages; // C escapes not yet decoded
   std::vector<std::string> regions;
   std::string invariant = "none";
   std::optional<std::size_t> max_depth;
   std::optional<std::size_t> max_states;
-  unsigned jobs = 0;  // 0: all CPUs
-  std::string json;   // "" none, "-" stdout
+  unsigned jobs = 0; // 0: all CPUs
+  std::string json;  // "" none, "-" stdout
   bool aslr = false;
   std::optional<std::uint16_t> port;
   double step_timeout_s = 10;
   bool show_output = false;
   bool quiet = false;
-  std::vector<std::string> command;  // PROGRAM [ARGS...]
+  std::vector<std::string> command; // PROGRAM [ARGS...]
 };
 
 void add_check_options(CLI::App &check, CheckOptions &options);

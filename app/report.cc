@@ -33,8 +33,7 @@ nlohmann::json report_json(const search::Report &report,
       {"elapsed_s", report.elapsed_s},
       {"states_per_s", per_second(report.distinct_states, report.elapsed_s)},
       {"transitions_per_s", per_second(report.transitions, report.elapsed_s)},
-      {"collision_probability",
-       collision_probability(report.distinct_states)},
+      {"collision_probability", collision_probability(report.distinct_states)},
       {"counterexample", counterexample},
       {"violation", violated ? nlohmann::json(report.violation) : nullptr},
       {"error", nullptr},
@@ -42,9 +41,9 @@ nlohmann::json report_json(const search::Report &report,
 }
 
 nlohmann::json error_json(const std::string &message) {
-  return {{"verdict", "error"},      {"complete", false},
-          {"distinct_states", 0},    {"dedup_merges", 0},
-          {"transitions", 0},        {"max_depth", 0},
+  return {{"verdict", "error"},        {"complete", false},
+          {"distinct_states", 0},      {"dedup_merges", 0},
+          {"transitions", 0},          {"max_depth", 0},
           {"counterexample", nullptr}, {"violation", nullptr},
           {"error", message}};
 }
@@ -66,8 +65,9 @@ void print_report(std::FILE *out, const search::Report &report,
     fmt::print(out, "holds: {}; every reachable state explored (depth {})\n",
                counts, report.max_depth);
   } else {
-    fmt::print(out, "holds up to depth {}: {} (search cut by a bound, not "
-                    "complete)\n",
+    fmt::print(out,
+               "holds up to depth {}: {} (search cut by a bound, not "
+               "complete)\n",
                report.max_depth, counts);
   }
   fmt::print(out,

@@ -12,7 +12,7 @@ namespace cmc::app {
 
 // The alphabet, to name the steps of a counterexample.
 struct StepNames {
-  std::vector<std::string> messages;  // decoded bytes
+  std::vector<std::string> messages; // decoded bytes
 };
 
 // The JSON report of SPEC "JSON report".

@@ -16,7 +16,7 @@ namespace cmc::decoder {
 
 struct Symbol {
   std::string name;
-  std::uint64_t value = 0;  // link-time address
+  std::uint64_t value = 0; // link-time address
   std::uint64_t size = 0;
 };
 
@@ -25,7 +25,7 @@ struct LoadSegment {
   std::uint64_t memsz = 0;
   std::uint64_t offset = 0;
   std::uint64_t filesz = 0;
-  std::uint32_t flags = 0;  // PF_R | PF_W | PF_X
+  std::uint32_t flags = 0; // PF_R | PF_W | PF_X
 };
 
 // An ELF executable opened read-only with elfutils.
@@ -44,9 +44,7 @@ public:
   // ET_DYN: the kernel or ld.so places it at a load bias (PIE, static-pie).
   [[nodiscard]] bool position_independent() const { return type_dyn_; }
   [[nodiscard]] bool has_interpreter() const { return has_interp_; }
-  [[nodiscard]] const std::vector<LoadSegment> &loads() const {
-    return loads_;
-  }
+  [[nodiscard]] const std::vector<LoadSegment> &loads() const { return loads_; }
   // The lowest PT_LOAD p_vaddr rounded down to the page size: the address
   // that the mapping at file offset 0 has before relocation.
   [[nodiscard]] std::uint64_t load_base() const;

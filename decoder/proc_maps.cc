@@ -28,8 +28,8 @@ template <typename T> bool parse_hex(std::string_view text, T &value) {
   return ec == std::errc() && ptr == text.data() + text.size();
 }
 
-template <typename T> bool parse_pair(std::string_view text, char separator,
-                                      T &first, T &second) {
+template <typename T>
+bool parse_pair(std::string_view text, char separator, T &first, T &second) {
   const auto split = text.find(separator);
   return split != std::string_view::npos &&
          parse_hex(text.substr(0, split), first) &&

@@ -14,12 +14,12 @@ namespace cmc::decoder {
 struct Mapping {
   std::uint64_t start = 0;
   std::uint64_t end = 0;
-  std::string perms;  // "r-xp"
+  std::string perms; // "r-xp"
   std::uint64_t offset = 0;
   std::uint32_t dev_major = 0;
   std::uint32_t dev_minor = 0;
   std::uint64_t inode = 0;
-  std::string path;  // may end in " (deleted)"; empty for anonymous memory
+  std::string path; // may end in " (deleted)"; empty for anonymous memory
 };
 
 // Parses the text of /proc/PID/maps.
@@ -35,9 +35,9 @@ struct FileId {
 
 // The load bias of the executable: the start of its mapping at file offset
 // 0 minus its link-time load base (ElfFile::load_base). Zero for ET_EXEC.
-[[nodiscard]] Result<std::uint64_t>
-load_bias(std::span<const Mapping> maps, const FileId &exe,
-          std::uint64_t load_base);
+[[nodiscard]] Result<std::uint64_t> load_bias(std::span<const Mapping> maps,
+                                              const FileId &exe,
+                                              std::uint64_t load_base);
 
 // True when every byte of [address, address + length) is mapped readable.
 [[nodiscard]] bool readable(std::span<const Mapping> maps,

@@ -12,7 +12,7 @@ namespace cmc::decoder {
 
 // A --region argument: SYMBOL, SYMBOL:LEN or SYMBOL+OFF:LEN.
 struct RegionSpec {
-  std::string text;  // as written
+  std::string text; // as written
   std::string symbol;
   std::uint64_t offset = 0;
   std::optional<std::uint64_t> length;
@@ -22,7 +22,7 @@ struct RegionSpec {
 
 // A region resolved against the executable: link-time address and length.
 struct Region {
-  std::string name;  // RegionSpec::text
+  std::string name; // RegionSpec::text
   std::uint64_t link_address = 0;
   std::uint64_t length = 0;
 };

@@ -72,8 +72,8 @@ Result<void> Connection::send(std::string_view bytes) {
       // a real client; the step still ends when the target is quiescent.
       if (errno == EPIPE || errno == ECONNRESET)
         return {};
-      return Error{fmt::format("cannot send to the target: {}",
-                               std::strerror(errno))};
+      return Error{
+          fmt::format("cannot send to the target: {}", std::strerror(errno))};
     }
     bytes.remove_prefix(static_cast<std::size_t>(sent));
   }

@@ -19,8 +19,8 @@ using ActionId = std::uint16_t;
 struct Fault {
   enum class Kind { kSignal, kExit, kHang };
   Kind kind = Kind::kSignal;
-  int code = 0;          // signal number or exit status; unused for kHang
-  std::size_t step = 0;  // index in the path of the step in flight
+  int code = 0;         // signal number or exit status; unused for kHang
+  std::size_t step = 0; // index in the path of the step in flight
 
   // "killed by SIGSEGV", "exited with status 1", "hung (no quiescence ...)".
   [[nodiscard]] std::string describe() const;

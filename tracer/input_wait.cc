@@ -74,7 +74,8 @@ Result<bool> select_blocks(const Tracee &tracee,
                            bool waits) {
   if (!waits)
     return false;
-  const int nfds = static_cast<int>(std::min<std::uint64_t>(args[0], FD_SETSIZE));
+  const int nfds =
+      static_cast<int>(std::min<std::uint64_t>(args[0], FD_SETSIZE));
   const std::array<short, 3> events{POLLIN, POLLOUT, POLLPRI};
   std::vector<pollfd> wanted;
   for (std::size_t set = 0; set < events.size(); ++set) {

@@ -52,8 +52,7 @@ Result<StateReader> locate_regions(const Tracee &tracee,
           "region '{}' ({} bytes at {:#x}, load bias {:#x}) is not in a "
           "readable mapping of the target",
           region.name, region.length, address, *bias)};
-    reader.remote.push_back(
-        {reinterpret_cast<void *>(address), region.length});
+    reader.remote.push_back({reinterpret_cast<void *>(address), region.length});
     reader.total += region.length;
   }
   return reader;
@@ -69,10 +68,10 @@ struct Started {
 
 Error startup_error(const TargetSpec &spec, const Fault &fault,
                     const char *when) {
-  return Error{fmt::format("the target {} {}{}", fault.describe(), when,
-                           spec.launch.show_output
-                               ? ""
-                               : " (run with --show-output to see its output)")};
+  return Error{fmt::format(
+      "the target {} {}{}", fault.describe(), when,
+      spec.launch.show_output ? ""
+                              : " (run with --show-output to see its output)")};
 }
 
 Result<sockaddr_storage> target_address(const TargetSpec &spec,

@@ -18,9 +18,9 @@ struct TargetSpec {
   LaunchSpec launch;
   // Regions at their link-time addresses; the load bias is added per run.
   std::vector<decoder::Region> regions;
-  std::uint64_t load_base = 0;  // decoder::ElfFile::load_base
-  std::vector<std::string> messages;  // the alphabet: ActionId indexes it
-  std::optional<std::uint16_t> port;  // connect here instead of asking listen
+  std::uint64_t load_base = 0;       // decoder::ElfFile::load_base
+  std::vector<std::string> messages; // the alphabet: ActionId indexes it
+  std::optional<std::uint16_t> port; // connect here instead of asking listen
   std::chrono::milliseconds step_timeout{10000};
 };
 

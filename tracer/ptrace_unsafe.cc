@@ -16,7 +16,8 @@ namespace cmc::tracer::sys {
 namespace {
 
 Error errno_error(const char *what, pid_t pid) {
-  return Error{fmt::format("{} on pid {}: {}", what, pid, std::strerror(errno))};
+  return Error{
+      fmt::format("{} on pid {}: {}", what, pid, std::strerror(errno))};
 }
 
 } // namespace

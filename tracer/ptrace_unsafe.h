@@ -33,8 +33,7 @@ void resume(pid_t pid, int signal);
 [[nodiscard]] Result<WaitStatus> wait_for(pid_t pid);
 
 // Reads the remote ranges into local, which has the same total length.
-[[nodiscard]] Result<void> read_memory(pid_t pid,
-                                       std::span<const iovec> remote,
+[[nodiscard]] Result<void> read_memory(pid_t pid, std::span<const iovec> remote,
                                        std::span<std::byte> local);
 
 [[nodiscard]] Result<UniqueFd> pidfd_open(pid_t pid);

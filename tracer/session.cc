@@ -13,10 +13,10 @@ namespace {
 
 Error new_task_error(int event, unsigned long pid) {
   const char *what = event == PTRACE_EVENT_CLONE ? "a thread" : "a process";
-  return Error{fmt::format(
-      "the target started {} (pid {}); cmc checks single-threaded, "
-      "single-process servers for now",
-      what, pid)};
+  return Error{
+      fmt::format("the target started {} (pid {}); cmc checks single-threaded, "
+                  "single-process servers for now",
+                  what, pid)};
 }
 
 } // namespace
@@ -90,9 +90,9 @@ Result<std::optional<sockaddr_storage>> Session::listen_address() const {
   auto socket = tracee_.duplicate_fd(*listening_fd_);
   sockaddr_storage address{};
   socklen_t length = sizeof address;
-  if (!socket || getsockname(socket->get(),
-                             reinterpret_cast<sockaddr *>(&address),
-                             &length) != 0)
+  if (!socket ||
+      getsockname(socket->get(), reinterpret_cast<sockaddr *>(&address),
+                  &length) != 0)
     return Error{"cannot read the address of the target's listening socket"};
   if (address.ss_family == AF_INET) {
     auto &in4 = reinterpret_cast<sockaddr_in &>(address);

@@ -26,7 +26,7 @@ enum class Trap : std::uint8_t {
 struct TrappedSyscall {
   const char *name;
   Trap trap;
-  int flags_arg = -1;  // kRecv: index of the flags argument
+  int flags_arg = -1; // kRecv: index of the flags argument
 };
 
 // The rows, in a fixed order: a row's index is the SECCOMP_RET_DATA of its

@@ -126,8 +126,9 @@ Error child_error(const LaunchSpec &spec, int report_fd, WaitStatus status) {
                              std::strerror(failure.error))};
   return Error{fmt::format("cannot start {}: it ended before exec (status "
                            "{:#x})",
-                           spec.program, status.exited() ? status.exit_status()
-                                                         : status.term_signal())};
+                           spec.program,
+                           status.exited() ? status.exit_status()
+                                           : status.term_signal())};
 }
 
 } // namespace
@@ -164,12 +165,12 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
   UniqueFd dev_null(open("/dev/null", O_RDWR | O_CLOEXEC));
   std::array<int, 2> report{};
   if (!dev_null.valid() || pipe2(report.data(), O_CLOEXEC) != 0)
-    return Error{fmt::format("cannot prepare the launch: {}",
-                             std::strerror(errno))};
+    return Error{
+        fmt::format("cannot prepare the launch: {}", std::strerror(errno))};
   UniqueFd report_read(report[0]);
   UniqueFd report_write(report[1]);
-  ChildPlan plan{spec.program.c_str(), {}, dev_null.get(), report_write.get(),
-                 spec.aslr, spec.show_output};
+  ChildPlan plan{spec.program.c_str(), {},        dev_null.get(),
+                 report_write.get(),   spec.aslr, spec.show_output};
   for (const std::string &arg : spec.argv)
     plan.argv.push_back(const_cast<char *>(arg.c_str()));
   plan.argv.push_back(nullptr);

@@ -19,10 +19,10 @@ namespace cmc::tracer {
 
 // How to start a target.
 struct LaunchSpec {
-  std::string program;            // path of the executable
-  std::vector<std::string> argv;  // argv[0] included
-  bool aslr = false;              // false: personality(ADDR_NO_RANDOMIZE)
-  bool show_output = false;       // false: stdout and stderr to /dev/null
+  std::string program;           // path of the executable
+  std::vector<std::string> argv; // argv[0] included
+  bool aslr = false;             // false: personality(ADDR_NO_RANDOMIZE)
+  bool show_output = false;      // false: stdout and stderr to /dev/null
 };
 
 // A target process under ptrace, in a network namespace of its own, with
@@ -53,8 +53,8 @@ public:
   [[nodiscard]] Result<void> read(std::span<const iovec> remote,
                                   std::span<std::byte> local) const;
   // Reads a value of type T at address in the target.
-  template <typename T> [[nodiscard]] Result<T> read_value(
-      std::uint64_t address) const {
+  template <typename T>
+  [[nodiscard]] Result<T> read_value(std::uint64_t address) const {
     T value{};
     const iovec remote{reinterpret_cast<void *>(address), sizeof(T)};
     auto bytes = std::as_writable_bytes(std::span(&value, 1));

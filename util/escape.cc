@@ -16,13 +16,27 @@ Result<std::string> decode_escapes(std::string_view text) {
     if (++i == text.size())
       return Error{fmt::format("'{}' ends with a lone backslash", text)};
     switch (text[i]) {
-    case 'n': out.push_back('\n'); break;
-    case 'r': out.push_back('\r'); break;
-    case 't': out.push_back('\t'); break;
-    case '0': out.push_back('\0'); break;
-    case '\\': out.push_back('\\'); break;
-    case '"': out.push_back('"'); break;
-    case '\'': out.push_back('\''); break;
+    case 'n':
+      out.push_back('\n');
+      break;
+    case 'r':
+      out.push_back('\r');
+      break;
+    case 't':
+      out.push_back('\t');
+      break;
+    case '0':
+      out.push_back('\0');
+      break;
+    case '\\':
+      out.push_back('\\');
+      break;
+    case '"':
+      out.push_back('"');
+      break;
+    case '\'':
+      out.push_back('\'');
+      break;
     case 'x': {
       unsigned value = 0;
       const char *begin = text.data() + i + 1;
@@ -45,10 +59,18 @@ std::string encode_escapes(std::string_view bytes) {
   std::string out;
   for (const char c : bytes) {
     switch (c) {
-    case '\n': out += "\\n"; break;
-    case '\r': out += "\\r"; break;
-    case '\t': out += "\\t"; break;
-    case '\\': out += "\\\\"; break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
     default:
       if (c >= 0x20 && c < 0x7f)
         out.push_back(c);

@@ -73,11 +73,10 @@ bool enabled(std::string_view module, Level level) {
 void write(std::string_view module, Level level, std::string_view text) {
   static std::mutex mutex;
   const std::lock_guard lock(mutex);
-  std::fprintf(stderr, "cmc[%.*s] %.*s: %.*s\n",
-               static_cast<int>(module.size()), module.data(),
-               static_cast<int>(level_name(level).size()),
-               level_name(level).data(), static_cast<int>(text.size()),
-               text.data());
+  std::fprintf(
+      stderr, "cmc[%.*s] %.*s: %.*s\n", static_cast<int>(module.size()),
+      module.data(), static_cast<int>(level_name(level).size()),
+      level_name(level).data(), static_cast<int>(text.size()), text.data());
 }
 
 } // namespace cmc::log

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Sets up, then checks the demo kv server: the correct build holds, the
+# -DBUG build loses a set cell after SET b, SET a.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh >/dev/null || exit 1
+
+check() {
+  local binary=$1
+  echo "\$ cmc check -m 'SET a\\n' -m 'SET b\\n' --region cmc_state --invariant sticky -- build/demo/$binary 7000"
+  build/tools/cmc check -m 'SET a\n' -m 'SET b\n' --region cmc_state \
+    --invariant sticky -- "build/demo/$binary" 7000
+  echo "(exit status $?)"
+  echo
+}
+check kv
+check kv_bug

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every test (unit and integration) with CTest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+ctest --test-dir build --output-on-failure -j2 "$@"

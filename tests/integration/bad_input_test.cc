@@ -1,0 +1,200 @@
+// Bad input and misbehaving targets: one clear line, the right exit
+// status, and no process left behind.
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/integration/run_cmc.h"
+
+namespace cmc::testing {
+namespace {
+
+class BadInput : public ::testing::Test {
+protected:
+  void TearDown() override {
+    EXPECT_TRUE(reap_leftovers().empty()) << "a target outlived cmc";
+  }
+};
+
+std::vector<std::string> check(std::vector<std::string> command,
+                               std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{
+      "check",    "-q",       "-m",        "SET a\\n",    "-m",
+      "SET b\\n", "--region", "cmc_state", "--invariant", "sticky"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.emplace_back("--");
+  args.insert(args.end(), command.begin(), command.end());
+  return args;
+}
+
+std::vector<std::string> misbehave(const std::string &mode) {
+  return {target("misbehave"), mode, "7000"};
+}
+
+// The single line cmc printed on stderr.
+void expect_one_line(const Outcome &run, int status, const std::string &part) {
+  EXPECT_EQ(run.status, status) << run.err;
+  EXPECT_NE(run.err.find(part), std::string::npos) << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  EXPECT_TRUE(run.err.starts_with("cmc: ")) << run.err;
+}
+
+TEST_F(BadInput, MissingProgram) {
+  expect_one_line(run_cmc(check({"/nonexistent/kv", "7000"})), 3,
+                  "does not exist");
+}
+
+TEST_F(BadInput, ProgramNotInPath) {
+  expect_one_line(run_cmc(check({"no-such-cmc-target", "7000"})), 3,
+                  "is not in PATH");
+}
+
+TEST_F(BadInput, NotAnElfFile) {
+  const std::string script = ::testing::TempDir() + "/script.sh";
+  std::ofstream(script) << "#!/bin/sh\nexit 0\n";
+  chmod(script.c_str(), 0755);
+  expect_one_line(run_cmc(check({script})), 3, "is not an ELF file");
+}
+
+TEST_F(BadInput, UnknownSymbol) {
+  expect_one_line(run_cmc({"check", "-q", "-m", "SET a\\n", "--region",
+                           "no_such_global", "--", demo("kv"), "7000"}),
+                  3, "symbol 'no_such_global' is not in");
+}
+
+TEST_F(BadInput, RegionOutsideAnyMapping) {
+  expect_one_line(run_cmc({"check", "-q", "-m", "SET a\\n", "--region",
+                           "store+0x10000000:2", "--", demo("kv"), "7000"}),
+                  3, "is not in a readable mapping");
+}
+
+TEST_F(BadInput, UsageErrorsExitTwo) {
+  EXPECT_EQ(
+      run_cmc({"check", "--region", "cmc_state", "--", demo("kv")}).status, 2);
+  EXPECT_EQ(run_cmc({"check", "-m", "x", "--region", "cmc_state", "--invariant",
+                     "nonsense", "--", demo("kv")})
+                .status,
+            2);
+  expect_one_line(run_cmc({"check", "-m", "SET \\q", "--region", "cmc_state",
+                           "--", demo("kv"), "7000"}),
+                  2, "unknown escape");
+  expect_one_line(run_cmc({"check", "-m", "x", "--region", "cmc_state:0", "--",
+                           demo("kv"), "7000"}),
+                  2, "bad --region");
+  EXPECT_EQ(run_cmc({"bogus"}).status, 2);
+}
+
+TEST_F(BadInput, HelpExplainsAndExitsZero) {
+  const Outcome run = run_cmc({"check", "--help"});
+  EXPECT_EQ(run.status, 0);
+  EXPECT_NE(run.out.find("--region"), std::string::npos);
+  EXPECT_NE(run.out.find("Exit status"), std::string::npos);
+}
+
+TEST_F(BadInput, TargetExitsAtStart) {
+  expect_one_line(run_cmc(check(misbehave("exit"))), 3,
+                  "exited with status 1 before it waited for a client");
+}
+
+TEST_F(BadInput, TargetCrashesAtStart) {
+  expect_one_line(run_cmc(check(misbehave("segv"))), 3,
+                  "killed by SIGSEGV before it waited for a client");
+}
+
+TEST_F(BadInput, TargetNeverListens) {
+  expect_one_line(run_cmc(check(misbehave("pipe"))), 3,
+                  "has not called listen()");
+}
+
+TEST_F(BadInput, TargetHangsAtStart) {
+  expect_one_line(run_cmc(check(misbehave("hang"), {"--step-timeout", "0.5"})),
+                  3, "hung");
+}
+
+TEST_F(BadInput, TargetFloodsOutput) {
+  expect_one_line(run_cmc(check(misbehave("flood"), {"--step-timeout", "0.5"})),
+                  3, "hung");
+}
+
+TEST_F(BadInput, TargetForks) {
+  expect_one_line(run_cmc(check(misbehave("fork"))), 3,
+                  "the target started a process");
+}
+
+TEST_F(BadInput, StateThatDiffersBetweenRunsStopsTheCheck) {
+  const Outcome run =
+      run_cmc({"check", "-q", "-m", "SET a\\n", "--region", "volatile_pid",
+               "--", target("misbehave"), "pid", "7000"});
+  expect_one_line(run, 3, "nondeterminism");
+  EXPECT_NE(run.err.find("volatile_pid+0"), std::string::npos) << run.err;
+}
+
+class Faults : public BadInput {};
+
+TEST_F(Faults, CrashDuringAMessageIsAViolation) {
+  const Outcome run = run_cmc({"check", "-q", "--json", "-", "-m", "SET a\\n",
+                               "-m", "CRASH\\n", "--region", "cmc_state", "--",
+                               target("misbehave"), "serve", "7000"});
+  ASSERT_EQ(run.status, 1) << run.err;
+  const auto json = run.json();
+  EXPECT_EQ(json["counterexample"],
+            nlohmann::json::parse(R"([{"send":"CRASH\n"}])"));
+  EXPECT_NE(json["violation"].get<std::string>().find("killed by SIGSEGV"),
+            std::string::npos)
+      << json.dump();
+}
+
+TEST_F(Faults, ExitDuringAMessageIsAViolation) {
+  const Outcome run = run_cmc({"check", "-q", "--json", "-", "-m", "SET a\\n",
+                               "-m", "QUIT\\n", "--region", "cmc_state", "--",
+                               target("misbehave"), "serve", "7000"});
+  ASSERT_EQ(run.status, 1) << run.err;
+  EXPECT_NE(
+      run.json()["violation"].get<std::string>().find("exited with status 0"),
+      std::string::npos);
+}
+
+TEST_F(Faults, HangDuringAMessageIsAViolation) {
+  const Outcome run =
+      run_cmc({"check", "-q", "--json", "-", "--step-timeout", "0.5", "-m",
+               "SET a\\n", "-m", "SPIN\\n", "--region", "cmc_state", "--",
+               target("misbehave"), "serve", "7000"});
+  ASSERT_EQ(run.status, 1) << run.err;
+  EXPECT_EQ(run.json()["counterexample"],
+            nlohmann::json::parse(R"([{"send":"SPIN\n"}])"));
+  EXPECT_NE(run.json()["violation"].get<std::string>().find("hung"),
+            std::string::npos);
+}
+
+// Waits, by polling /proc, until the running cmc has a target child.
+bool wait_for_target(pid_t cmc) {
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < give_up) {
+    if (!children_of(cmc).empty())
+      return true;
+    std::this_thread::yield();
+  }
+  return false;
+}
+
+TEST_F(Faults, InterruptKillsEveryTargetAndSaysSo) {
+  // SPIN never returns to waiting for input; the step timeout is long, so
+  // only the interrupt ends the run.
+  const Started started = start_cmc(
+      {"check", "-q", "--step-timeout", "100", "-m", "SPIN\\n", "--region",
+       "cmc_state", "--", target("misbehave"), "serve", "7000"});
+  ASSERT_TRUE(wait_for_target(started.pid));
+  kill(started.pid, SIGINT);
+  const Outcome run = finish(started);
+  expect_one_line(run, 3, "interrupted");
+}
+
+} // namespace
+} // namespace cmc::testing

@@ -1,0 +1,163 @@
+// cmc check on the demo kv, the seed's reference result, in every build.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "tests/integration/run_cmc.h"
+
+namespace cmc::testing {
+namespace {
+
+std::vector<std::string> kv_check(const std::string &binary,
+                                  std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{"check",    "-m",     "SET a\\n", "-m",
+                                "SET b\\n", "--json", "-",        "-q"};
+  if (std::find(extra.begin(), extra.end(), "--region") == extra.end())
+    extra.insert(extra.end(), {"--region", "cmc_state"});
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.insert(args.end(), {"--", demo(binary), "7000"});
+  return args;
+}
+
+class NoLeftovers : public ::testing::Test {
+protected:
+  void TearDown() override {
+    EXPECT_TRUE(reap_leftovers().empty()) << "a target outlived cmc";
+  }
+};
+
+void expect_holds(const Outcome &run, std::size_t distinct, std::size_t merges,
+                  std::size_t transitions) {
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto json = run.json();
+  EXPECT_EQ(json["verdict"], "holds");
+  EXPECT_EQ(json["complete"], true);
+  EXPECT_EQ(json["distinct_states"], distinct);
+  EXPECT_EQ(json["dedup_merges"], merges);
+  EXPECT_EQ(json["transitions"], transitions);
+  EXPECT_EQ(json["counterexample"], nullptr);
+  EXPECT_EQ(json["error"], nullptr);
+}
+
+void expect_lost_b(const Outcome &run, const std::string &region,
+                   int byte = 1) {
+  ASSERT_EQ(run.status, 1) << run.err;
+  const auto json = run.json();
+  EXPECT_EQ(json["verdict"], "violated");
+  EXPECT_EQ(
+      json["counterexample"],
+      nlohmann::json::parse(R"([{"send":"SET b\n"},{"send":"SET a\n"}])"));
+  EXPECT_EQ(json["violation"], "sticky: byte " + std::to_string(byte) + " of " +
+                                   region + " went 01 -> 00");
+}
+
+struct Build {
+  std::string suffix; // "", "_nopie", "_stripped", "_static_pie"
+  bool aslr;
+  friend void PrintTo(const Build &build, std::ostream *out) {
+    *out << "kv" << build.suffix << (build.aslr ? " --aslr" : "");
+  }
+};
+
+class KvMatrix : public NoLeftovers,
+                 public ::testing::WithParamInterface<Build> {
+protected:
+  std::vector<std::string> options() const {
+    std::vector<std::string> extra{"--invariant", "sticky"};
+    if (GetParam().aslr)
+      extra.emplace_back("--aslr");
+    return extra;
+  }
+};
+
+TEST_P(KvMatrix, CorrectBuildHolds) {
+  const Outcome run = run_cmc(kv_check("kv" + GetParam().suffix, options()));
+  expect_holds(run, 4, 5, 8);
+  EXPECT_EQ(run.json()["max_depth"], 2);
+}
+
+TEST_P(KvMatrix, BugBuildLosesB) {
+  const Outcome run =
+      run_cmc(kv_check("kv_bug" + GetParam().suffix, options()));
+  expect_lost_b(run, "cmc_state");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Builds, KvMatrix,
+    ::testing::Values(Build{"", false}, Build{"", true}, Build{"_nopie", false},
+                      Build{"_nopie", true}, Build{"_stripped", false},
+                      Build{"_stripped", true}, Build{"_static_pie", false},
+                      Build{"_static_pie", true}),
+    [](const auto &info) {
+      return "kv" + info.param.suffix + (info.param.aslr ? "_aslr" : "");
+    });
+
+using Kv = NoLeftovers;
+
+TEST_F(Kv, AnyGlobalServesAsTheRegion) {
+  expect_holds(
+      run_cmc(kv_check("kv", {"--region", "store", "--invariant", "sticky"})),
+      4, 5, 8);
+  expect_holds(run_cmc(kv_check("kv_stripped", {"--region", "store+1:2",
+                                                "--invariant", "sticky"})),
+               4, 5, 8);
+  expect_lost_b(run_cmc(kv_check("kv_bug", {"--region", "store+1:2",
+                                            "--invariant", "sticky"})),
+                "store+1:2");
+}
+
+TEST_F(Kv, SeveralRegionsFormOneState) {
+  const Outcome run =
+      run_cmc(kv_check("kv_bug", {"--region", "store", "--region", "cmc_state",
+                                  "--invariant", "sticky"}));
+  // store's byte 2 is cell b: the first region in the state reports it.
+  expect_lost_b(run, "store", 2);
+}
+
+TEST_F(Kv, DepthBoundSaysHowFarItHolds) {
+  const Outcome run =
+      run_cmc(kv_check("kv", {"--max-depth", "1", "--invariant", "sticky"}));
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto json = run.json();
+  EXPECT_EQ(json["verdict"], "holds");
+  EXPECT_EQ(json["complete"], false);
+  EXPECT_EQ(json["distinct_states"], 3);
+  EXPECT_EQ(json["transitions"], 2);
+  EXPECT_EQ(json["max_depth"], 1);
+  EXPECT_NE(run.err.find("holds up to depth 1"), std::string::npos) << run.err;
+}
+
+TEST_F(Kv, WithoutAnInvariantTheBugIsNoViolation) {
+  expect_holds(run_cmc(kv_check("kv_bug")), 4, 5, 8);
+}
+
+TEST_F(Kv, HumanReportNamesCountsAndCollisionOdds) {
+  const Outcome run =
+      run_cmc({"check", "-q", "-m", "SET a\\n", "-m", "SET b\\n", "--region",
+               "cmc_state", "--invariant", "sticky", "--", demo("kv"), "7000"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("holds: 4 distinct states, 5 dedup merges, 8 "
+                         "transitions"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("collision probability"), std::string::npos);
+}
+
+TEST_F(Kv, JsonReportToAFile) {
+  const std::string path = ::testing::TempDir() + "/kv_report.json";
+  const Outcome run =
+      run_cmc({"check", "-q", "-m", "SET a\\n", "-m", "SET b\\n", "--region",
+               "cmc_state", "--invariant", "sticky", "--json", path, "--",
+               demo("kv_bug"), "7000"});
+  EXPECT_EQ(run.status, 1) << run.err;
+  std::ifstream file(path);
+  const auto json = nlohmann::json::parse(file, nullptr, false);
+  EXPECT_EQ(json["verdict"], "violated");
+  EXPECT_TRUE(json.contains("elapsed_s"));
+  EXPECT_TRUE(json.contains("states_per_s"));
+}
+
+} // namespace
+} // namespace cmc::testing

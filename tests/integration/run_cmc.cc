@@ -1,0 +1,163 @@
+#include "tests/integration/run_cmc.h"
+
+#include <dirent.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+extern char **environ;
+
+namespace cmc::testing {
+namespace {
+
+std::string self_dir() {
+  std::array<char, 4096> path{};
+  const ssize_t n = readlink("/proc/self/exe", path.data(), path.size() - 1);
+  if (n <= 0)
+    throw std::runtime_error("readlink /proc/self/exe");
+  std::string dir(path.data(), static_cast<std::size_t>(n));
+  return dir.substr(0, dir.rfind('/'));
+}
+
+// Set up once: orphans of cmc's targets are re-parented to us.
+const bool kSubreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+
+struct ProcStat {
+  char state = 0;
+  pid_t ppid = -1;
+};
+
+ProcStat stat_of(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const auto close = line.rfind(')');
+  ProcStat stat_line;
+  if (close == std::string::npos)
+    return stat_line;
+  std::istringstream rest(line.substr(close + 2));
+  rest >> stat_line.state >> stat_line.ppid;
+  return stat_line;
+}
+
+// Children of pid, with or without zombies.
+std::vector<pid_t> children(pid_t pid, bool zombies) {
+  std::vector<pid_t> found;
+  DIR *proc = opendir("/proc");
+  while (const dirent *entry = readdir(proc)) {
+    const pid_t candidate = static_cast<pid_t>(std::atoi(entry->d_name));
+    if (candidate <= 0)
+      continue;
+    const ProcStat stat_line = stat_of(candidate);
+    if (stat_line.ppid == pid && (zombies || stat_line.state != 'Z'))
+      found.push_back(candidate);
+  }
+  closedir(proc);
+  return found;
+}
+
+void read_both(int out_fd, int err_fd, std::string &out, std::string &err) {
+  std::array<pollfd, 2> fds{pollfd{out_fd, POLLIN, 0},
+                            pollfd{err_fd, POLLIN, 0}};
+  std::array<std::string *, 2> into{&out, &err};
+  int open_fds = 2;
+  std::array<char, 4096> buffer{};
+  while (open_fds > 0 && poll(fds.data(), fds.size(), -1) > 0) {
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0)
+        continue;
+      const ssize_t n = read(fds[i].fd, buffer.data(), buffer.size());
+      if (n > 0) {
+        into[i]->append(buffer.data(), static_cast<std::size_t>(n));
+      } else {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+}
+
+} // namespace
+
+std::string build_dir() { return self_dir() + "/../.."; }
+std::string cmc_binary() { return build_dir() + "/tools/cmc"; }
+std::string demo(const std::string &name) {
+  return build_dir() + "/demo/" + name;
+}
+std::string target(const std::string &name) {
+  return self_dir() + "/targets/" + name;
+}
+
+nlohmann::json Outcome::json() const {
+  return nlohmann::json::parse(out, nullptr, false);
+}
+
+Started start_cmc(const std::vector<std::string> &args) {
+  if (!kSubreaper)
+    throw std::runtime_error("PR_SET_CHILD_SUBREAPER failed");
+  std::array<int, 2> out{};
+  std::array<int, 2> err{};
+  if (pipe(out.data()) != 0 || pipe(err.data()) != 0)
+    throw std::runtime_error("pipe");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  posix_spawn_file_actions_addclose(&actions, err[0]);
+  std::vector<std::string> argv{cmc_binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char *> raw;
+  for (std::string &arg : argv)
+    raw.push_back(arg.data());
+  raw.push_back(nullptr);
+  Started started;
+  if (posix_spawn(&started.pid, raw[0], &actions, nullptr, raw.data(),
+                  environ) != 0)
+    throw std::runtime_error("posix_spawn cmc");
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  close(err[1]);
+  started.out_fd = out[0];
+  started.err_fd = err[0];
+  return started;
+}
+
+Outcome finish(const Started &started) {
+  Outcome run;
+  read_both(started.out_fd, started.err_fd, run.out, run.err);
+  int status = 0;
+  waitpid(started.pid, &status, 0);
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return run;
+}
+
+Outcome run_cmc(const std::vector<std::string> &args) {
+  return finish(start_cmc(args));
+}
+
+std::vector<pid_t> children_of(pid_t pid) { return children(pid, false); }
+
+std::vector<pid_t> reap_leftovers() {
+  // A traced process that is not cmc's own child is reaped by cmc as its
+  // tracer, then reported once more to its real parent: when that parent
+  // has died too, the dead process comes to us as a zombie. Only live
+  // processes count as leaked.
+  std::vector<pid_t> live = children(getpid(), false);
+  for (const pid_t pid : children(getpid(), true)) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+  return live;
+}
+
+} // namespace cmc::testing

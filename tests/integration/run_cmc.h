@@ -1,0 +1,47 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace cmc::testing {
+
+// Paths of the build, found from the test binary's own location.
+std::string build_dir();
+std::string cmc_binary();
+std::string demo(const std::string &name);
+std::string target(const std::string &name);
+
+struct Outcome {
+  int status = -1; // exit status of cmc
+  std::string out;
+  std::string err;
+  // stdout parsed as JSON (for --json -); null if it is not JSON.
+  [[nodiscard]] nlohmann::json json() const;
+};
+
+// Runs cmc with args and collects its output. The test process is a child
+// subreaper, so a target that cmc failed to kill would become our child.
+Outcome run_cmc(const std::vector<std::string> &args);
+
+// Starts cmc without waiting; finish() collects it.
+struct Started {
+  pid_t pid = -1;
+  int out_fd = -1;
+  int err_fd = -1;
+};
+Started start_cmc(const std::vector<std::string> &args);
+Outcome finish(const Started &started);
+
+// Live processes whose parent is this test process (leaked targets, once
+// cmc has been reaped). Kills and reaps every child, so one leak fails one
+// test only.
+std::vector<pid_t> reap_leftovers();
+
+// Live children of pid (from /proc/*/stat).
+std::vector<pid_t> children_of(pid_t pid);
+
+} // namespace cmc::testing

@@ -1,0 +1,85 @@
+/* misbehave MODE PORT: a one-connection line server like demo/kv that
+ * misbehaves the way MODE says, for cmc's tests of bad targets.
+ *
+ * Before listening:  exit (status 1), segv, fork, flood (writes to stdout
+ *                    forever), hang (spins), pipe (waits for input on a
+ *                    pipe, never listens).
+ * On a message:      "CRASH\n" segfaults, "QUIT\n" exits 0, "SPIN\n"
+ *                    loops forever; "SET x\n" sets a cell as in kv.
+ * Mode pid keeps getpid() in the region (state that differs per run);
+ * mode serve only serves.
+ */
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+unsigned char cmc_state[2];
+int volatile_pid;
+
+static void before_listening(const char *mode) {
+  if (strcmp(mode, "exit") == 0)
+    exit(1);
+  if (strcmp(mode, "segv") == 0)
+    raise(SIGSEGV);
+  if (strcmp(mode, "fork") == 0 && fork() == 0)
+    pause();
+  if (strcmp(mode, "flood") == 0)
+    for (;;)
+      puts("flooding stdout");
+  if (strcmp(mode, "hang") == 0)
+    for (volatile int spin = 0;; ++spin) {
+    }
+  if (strcmp(mode, "pipe") == 0) {
+    int ends[2];
+    char byte;
+    if (pipe(ends) == 0)
+      exit((int)read(ends[0], &byte, 1));
+  }
+  if (strcmp(mode, "pid") == 0)
+    volatile_pid = getpid();
+}
+
+static void handle(const char *line) {
+  if (strcmp(line, "CRASH") == 0)
+    raise(SIGSEGV);
+  if (strcmp(line, "QUIT") == 0)
+    exit(0);
+  if (strcmp(line, "SPIN") == 0)
+    for (volatile int spin = 0;; ++spin) {
+    }
+  if (strncmp(line, "SET ", 4) == 0 && (line[4] == 'a' || line[4] == 'b'))
+    cmc_state[line[4] - 'a'] = 1;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3)
+    return 2;
+  before_listening(argv[1]);
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in address = {0};
+  address.sin_family = AF_INET;
+  address.sin_port = htons((unsigned short)atoi(argv[2]));
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  if (bind(listener, (struct sockaddr *)&address, sizeof address) != 0 ||
+      listen(listener, 1) != 0)
+    return 1;
+  const int client = accept(listener, NULL, NULL);
+  char line[64];
+  size_t used = 0;
+  while (read(client, line + used, 1) == 1) {
+    if (line[used] != '\n' && used + 1 < sizeof line) {
+      ++used;
+      continue;
+    }
+    line[used] = '\0';
+    used = 0;
+    handle(line);
+    if (write(client, "OK\n", 3) != 3)
+      return 1;
+  }
+  return 0;
+}
