@@ -1,0 +1,121 @@
+// The cost floor of cmc's mechanism and the replay cost on top of it.
+// Run: build/bench/cmc_bench (as root: targets get a network namespace).
+
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <array>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "decoder/elf_file.h"
+#include "decoder/region.h"
+#include "tracer/process_executor.h"
+#include "tracer/tracee.h"
+
+namespace {
+
+using cmc::tracer::ActionId;
+
+std::string here() {
+  std::array<char, 4096> path{};
+  const ssize_t n = readlink("/proc/self/exe", path.data(), path.size() - 1);
+  std::string self(path.data(),
+                   static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+  return self.substr(0, self.rfind('/'));
+}
+
+std::shared_ptr<const cmc::tracer::TargetSpec> kv_spec() {
+  auto spec = std::make_shared<cmc::tracer::TargetSpec>();
+  spec->launch.program = here() + "/../demo/kv";
+  spec->launch.argv = {spec->launch.program, "7000"};
+  auto elf = cmc::decoder::ElfFile::open(spec->launch.program);
+  if (!elf)
+    throw std::runtime_error(elf.error().message);
+  auto region = cmc::decoder::resolve_region(
+      *cmc::decoder::parse_region_spec("cmc_state"), *elf);
+  spec->regions = {*region};
+  spec->load_base = elf->load_base();
+  spec->messages = {"SET a\n", "SET b\n"};
+  return spec;
+}
+
+void report_error(benchmark::State &state, const cmc::Error &error) {
+  state.SkipWithError(error.message.c_str());
+}
+
+// Floor: a fresh traced spawn of kv to its first quiescent point
+// (listening, connected, waiting for the first message).
+void BM_SpawnToQuiescence(benchmark::State &state) {
+  cmc::tracer::pin_this_thread();
+  cmc::tracer::ProcessExecutor executor(kv_spec());
+  for (auto _ : state) {
+    auto seen = executor.run({});
+    if (!seen)
+      return report_error(state, seen.error());
+  }
+  state.counters["spawns/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_SpawnToQuiescence)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// Floor: one seccomp-triggered ptrace stop and continue, tracer and target
+// on one CPU.
+void BM_InterceptedSyscall(benchmark::State &state) {
+  cmc::tracer::pin_this_thread();
+  const std::string loop = here() + "/targets/syscall_loop";
+  auto tracee = cmc::tracer::Tracee::spawn({loop, {loop}});
+  if (!tracee)
+    return report_error(state, tracee.error());
+  for (auto _ : state) {
+    auto status = (*tracee)->resume_and_wait();
+    if (!status || !status->stopped())
+      return state.SkipWithError("the syscall loop stopped running");
+  }
+  state.counters["stops/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_InterceptedSyscall)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// Floor: one process_vm_readv of N bytes from a stopped target.
+void BM_RegionRead(benchmark::State &state) {
+  const std::string loop = here() + "/targets/syscall_loop";
+  auto tracee = cmc::tracer::Tracee::spawn({loop, {loop}});
+  if (!tracee)
+    return report_error(state, tracee.error());
+  auto regs = (*tracee)->registers();
+  if (!regs)
+    return report_error(state, regs.error());
+  const auto length = static_cast<std::size_t>(state.range(0));
+  std::vector<std::byte> bytes(length);
+  // The stack below the stack pointer is mapped and readable.
+  const iovec remote{reinterpret_cast<void *>(regs->rsp - length), length};
+  for (auto _ : state) {
+    if (auto read = (*tracee)->read(std::span(&remote, 1), bytes); !read)
+      return report_error(state, read.error());
+  }
+}
+BENCHMARK(BM_RegionRead)->Arg(2)->Arg(4096)->UseRealTime();
+
+// One replay: spawn plus a path of N messages, as the search does per
+// transition.
+void BM_Replay(benchmark::State &state) {
+  cmc::tracer::pin_this_thread();
+  cmc::tracer::ProcessExecutor executor(kv_spec());
+  std::vector<ActionId> path(static_cast<std::size_t>(state.range(0)));
+  for (std::size_t i = 0; i < path.size(); ++i)
+    path[i] = static_cast<ActionId>(i % 2);
+  for (auto _ : state) {
+    auto seen = executor.run(path);
+    if (!seen)
+      return report_error(state, seen.error());
+  }
+  state.counters["replays/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Replay)->Arg(1)->Arg(4)->Arg(16)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+} // namespace
+
+BENCHMARK_MAIN();
