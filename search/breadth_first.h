@@ -17,6 +17,8 @@ namespace cmc::search {
 struct Options {
   std::size_t max_depth = std::numeric_limits<std::size_t>::max();
   std::size_t max_states = std::numeric_limits<std::size_t>::max();
+  // Worker threads, 0 = one per CPU. More than the CPUs is allowed: while
+  // the search runs, TBB's process-wide thread limit is set to this value.
   unsigned jobs = 1;
   // A progress line on stderr about once a second (runs longer than 1 s).
   bool progress = false;
@@ -26,17 +28,19 @@ enum class Verdict { kHolds, kViolated };
 
 struct Report {
   Verdict verdict = Verdict::kHolds;
-  bool complete = true;  // false when max_depth or max_states cut the search
+  bool complete = true; // false when max_depth or max_states cut the search
   std::size_t distinct_states = 0;
   std::size_t dedup_merges = 0;
   std::size_t transitions = 0;
-  std::size_t max_depth = 0;  // depth of the deepest distinct state
+  std::size_t max_depth = 0; // depth of the deepest distinct state
   double elapsed_s = 0;
-  std::vector<tracer::ActionId> counterexample;  // empty unless violated
-  std::string violation;                         // empty unless violated
+  std::vector<tracer::ActionId> counterexample; // empty unless violated
+  std::string violation;                        // empty unless violated
 };
 
-// Makes one executor per worker thread.
+// Makes one executor per worker thread, plus one for the calling thread's
+// own replays. It is called on the thread that will use the executor, one
+// call at a time, so per-thread set-up (CPU pinning) may go in it.
 using ExecutorFactory = std::function<std::unique_ptr<tracer::Executor>()>;
 
 // Breadth-first search over paths of the alphabet [0, alphabet_size), each
@@ -47,10 +51,9 @@ using ExecutorFactory = std::function<std::unique_ptr<tracer::Executor>()>;
 // Fails (exit 3) when the target cannot be observed or when replaying the
 // same path twice gives different states (nondeterminism), naming the
 // region offsets that differ.
-[[nodiscard]] Result<Report> breadth_first(const ExecutorFactory &factory,
-                                           std::size_t alphabet_size,
-                                           const Property &property,
-                                           const std::vector<RegionLayout> &layout,
-                                           const Options &options);
+[[nodiscard]] Result<Report>
+breadth_first(const ExecutorFactory &factory, std::size_t alphabet_size,
+              const Property &property, const std::vector<RegionLayout> &layout,
+              const Options &options);
 
 } // namespace cmc::search

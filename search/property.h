@@ -12,7 +12,7 @@ namespace cmc::search {
 
 // Where each declared region lies in the state's byte string.
 struct RegionLayout {
-  std::string name;  // as the user wrote it: "cmc_state", "store+1:2"
+  std::string name; // as the user wrote it: "cmc_state", "store+1:2"
   std::size_t offset = 0;
   std::size_t length = 0;
 };

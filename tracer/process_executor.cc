@@ -133,6 +133,16 @@ ProcessExecutor::ProcessExecutor(std::shared_ptr<const TargetSpec> spec)
     : spec_(std::move(spec)) {}
 
 Result<Observation> ProcessExecutor::run(std::span<const ActionId> path) {
+  auto seen = replay(path);
+  // An interrupt kills targets wherever they are, even before exec: that
+  // is the reason for whatever went wrong.
+  if (Watchdog::instance().interrupted())
+    return Error{"interrupted"};
+  return seen;
+}
+
+Result<Observation>
+ProcessExecutor::replay(std::span<const ActionId> path) const {
   auto started = start(*spec_);
   if (!started)
     return started.error();

@@ -33,6 +33,9 @@ public:
   run(std::span<const ActionId> path) override;
 
 private:
+  [[nodiscard]] Result<Observation>
+  replay(std::span<const ActionId> path) const;
+
   std::shared_ptr<const TargetSpec> spec_;
 };
 

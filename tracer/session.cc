@@ -28,11 +28,8 @@ Result<std::optional<Fault>> Session::run_until_quiescent() {
     signal = 0;
     if (!status)
       return status.error();
-    if (status->gone()) {
-      if (Watchdog::instance().interrupted())
-        return Error{"interrupted"};
+    if (status->gone())
       return std::optional(fault_of(*status));
-    }
     if (status->seccomp_stop()) {
       auto quiescent = on_seccomp_stop();
       if (!quiescent)

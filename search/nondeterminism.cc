@@ -1,0 +1,93 @@
+#include "search/nondeterminism.h"
+
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "util/check.h"
+
+namespace cmc::search {
+namespace {
+
+constexpr std::size_t kMaxOffsetsNamed = 8;
+constexpr const char *kLikelyCauses =
+    "(uninitialised memory or an uncontrolled clock?)";
+
+std::string name_offset(std::size_t offset,
+                        const std::vector<RegionLayout> &layout) {
+  for (const RegionLayout &region : layout)
+    if (offset >= region.offset && offset < region.offset + region.length)
+      return fmt::format("{}+{}", region.name, offset - region.offset);
+  return fmt::format("state byte {}", offset);
+}
+
+Error fault_on_replay(std::span<const tracer::ActionId> prefix,
+                      const tracer::Fault &fault) {
+  if (prefix.empty())
+    return Error{
+        fmt::format("the target {} before the first step", fault.describe())};
+  return Error{fmt::format(
+      "nondeterminism: {} could not be reached again: target {} during "
+      "step {} of a replay",
+      describe_state_after(prefix), fault.describe(), fault.step + 1)};
+}
+
+} // namespace
+
+std::string describe_state_after(std::span<const tracer::ActionId> prefix) {
+  if (prefix.empty())
+    return "the initial state";
+  return fmt::format("the state after actions [{}]", fmt::join(prefix, ", "));
+}
+
+std::string describe_differences(std::span<const std::byte> first,
+                                 std::span<const std::byte> second,
+                                 const std::vector<RegionLayout> &layout) {
+  std::vector<std::string> named;
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < std::min(first.size(), second.size()); ++i) {
+    if (first[i] == second[i])
+      continue;
+    if (++differing <= kMaxOffsetsNamed)
+      named.push_back(name_offset(i, layout));
+  }
+  if (differing > kMaxOffsetsNamed)
+    named.push_back(fmt::format("{} more", differing - kMaxOffsetsNamed));
+  if (first.size() != second.size())
+    named.push_back(fmt::format("the state size ({} vs {} bytes)", first.size(),
+                                second.size()));
+  return fmt::format("{}", fmt::join(named, ", "));
+}
+
+Result<tracer::Observation>
+replay_twice(tracer::Executor &executor,
+             std::span<const tracer::ActionId> prefix,
+             const std::vector<RegionLayout> &layout) {
+  Result<tracer::Observation> first = executor.run(prefix);
+  if (!first)
+    return first.error();
+  Result<tracer::Observation> second = executor.run(prefix);
+  if (!second)
+    return second.error();
+  for (const auto *run : {&*first, &*second}) {
+    if (run->fault)
+      return fault_on_replay(prefix, *run->fault);
+    CMC_CHECK(run->fingerprints.size() == prefix.size() + 1,
+              "executor returned one fingerprint per state");
+  }
+  const std::string offsets =
+      describe_differences(first->after, second->after, layout);
+  if (!offsets.empty())
+    return Error{fmt::format("nondeterminism: {} differs between two runs at "
+                             "{} {}",
+                             describe_state_after(prefix), offsets,
+                             kLikelyCauses)};
+  if (first->fingerprints.back() != second->fingerprints.back())
+    return Error{fmt::format(
+        "nondeterminism: {} has equal region bytes but different "
+        "fingerprints in two runs (state cmc adds beyond the regions?)",
+        describe_state_after(prefix))};
+  return first;
+}
+
+} // namespace cmc::search

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "search/property.h"
+#include "tracer/executor.h"
+#include "util/result.h"
+
+namespace cmc::search {
+
+// "the initial state" or "the state after actions [1, 0]" (action indexes).
+[[nodiscard]] std::string
+describe_state_after(std::span<const tracer::ActionId> prefix);
+
+// The offsets where two byte strings differ, named by region:
+// "cmc_state+0, cmc_state+1". Empty when they are equal.
+[[nodiscard]] std::string
+describe_differences(std::span<const std::byte> first,
+                     std::span<const std::byte> second,
+                     const std::vector<RegionLayout> &layout);
+
+// Runs prefix twice on executor. Returns the first observation when both
+// runs reach the same state; otherwise an Error "nondeterminism: ..." that
+// names the differing offsets (or the executor's own Error).
+[[nodiscard]] Result<tracer::Observation>
+replay_twice(tracer::Executor &executor,
+             std::span<const tracer::ActionId> prefix,
+             const std::vector<RegionLayout> &layout);
+
+} // namespace cmc::search

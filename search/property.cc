@@ -1,0 +1,42 @@
+#include "search/property.h"
+
+#include <fmt/format.h>
+
+#include "util/check.h"
+
+namespace cmc::search {
+
+std::optional<std::string>
+NoProperty::check(std::span<const std::byte> /*before*/,
+                  std::span<const std::byte> /*after*/) const {
+  return std::nullopt;
+}
+
+std::optional<std::string>
+StickyProperty::check(std::span<const std::byte> before,
+                      std::span<const std::byte> after) const {
+  CMC_CHECK(before.size() == after.size(), "states of different sizes");
+  for (const RegionLayout &region : layout_) {
+    CMC_CHECK(region.offset + region.length <= after.size(),
+              "region outside the state");
+    for (std::size_t i = 0; i < region.length; ++i) {
+      const auto was = std::to_integer<unsigned>(before[region.offset + i]);
+      const auto now = std::to_integer<unsigned>(after[region.offset + i]);
+      if (was != 0 && now == 0)
+        return fmt::format("sticky: byte {} of {} went {:02x} -> {:02x}", i,
+                           region.name, was, now);
+    }
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<Property> make_property(const std::string &name,
+                                        std::vector<RegionLayout> layout) {
+  if (name == "sticky")
+    return std::make_unique<StickyProperty>(std::move(layout));
+  if (name == "none")
+    return std::make_unique<NoProperty>();
+  return nullptr;
+}
+
+} // namespace cmc::search

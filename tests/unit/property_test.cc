@@ -1,0 +1,68 @@
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "search/property.h"
+
+namespace cmc::search {
+namespace {
+
+std::vector<std::byte> bytes(std::initializer_list<unsigned> values) {
+  std::vector<std::byte> out;
+  for (const unsigned value : values)
+    out.push_back(static_cast<std::byte>(value));
+  return out;
+}
+
+const std::vector<RegionLayout> kTwoRegions = {{"cmc_state", 0, 2},
+                                               {"store+1:2", 3, 2}};
+
+TEST(StickyProperty, SettingAndKeepingBytesHolds) {
+  const StickyProperty sticky(kTwoRegions);
+  EXPECT_EQ(sticky.check(bytes({0, 0, 0, 0, 0}), bytes({1, 0, 0, 0, 0})),
+            std::nullopt);
+  EXPECT_EQ(sticky.check(bytes({1, 1, 0, 1, 0}), bytes({1, 1, 0, 1, 0})),
+            std::nullopt);
+  EXPECT_EQ(sticky.check(bytes({1, 2, 0, 3, 0}), bytes({9, 8, 0, 7, 6})),
+            std::nullopt);
+}
+
+TEST(StickyProperty, ClearedByteIsNamedRelativeToItsRegion) {
+  const StickyProperty sticky(kTwoRegions);
+  EXPECT_EQ(sticky.check(bytes({1, 1, 0, 0, 0}), bytes({1, 0, 0, 0, 0})),
+            "sticky: byte 1 of cmc_state went 01 -> 00");
+  EXPECT_EQ(sticky.check(bytes({0, 0, 0, 0, 0xab}), bytes({0, 0, 0, 0, 0})),
+            "sticky: byte 1 of store+1:2 went ab -> 00");
+}
+
+TEST(StickyProperty, FirstClearedByteIsReported) {
+  const StickyProperty sticky(kTwoRegions);
+  EXPECT_EQ(sticky.check(bytes({0, 0x0a, 0, 0xff, 0}), bytes({0, 0, 0, 0, 0})),
+            "sticky: byte 1 of cmc_state went 0a -> 00");
+}
+
+TEST(StickyProperty, BytesOutsideTheRegionsAreIgnored) {
+  const StickyProperty sticky(kTwoRegions);
+  EXPECT_EQ(sticky.check(bytes({0, 0, 1, 0, 0}), bytes({0, 0, 0, 0, 0})),
+            std::nullopt);
+}
+
+TEST(NoProperty, AcceptsEveryTransition) {
+  const NoProperty none;
+  EXPECT_EQ(none.check(bytes({1, 1}), bytes({0, 0})), std::nullopt);
+}
+
+TEST(MakeProperty, KnowsTheBuiltIns) {
+  const std::vector<RegionLayout> layout = {{"cmc_state", 0, 1}};
+  const auto sticky = make_property("sticky", layout);
+  ASSERT_NE(sticky, nullptr);
+  EXPECT_EQ(sticky->check(bytes({1}), bytes({0})),
+            "sticky: byte 0 of cmc_state went 01 -> 00");
+  const auto none = make_property("none", layout);
+  ASSERT_NE(none, nullptr);
+  EXPECT_EQ(none->check(bytes({1}), bytes({0})), std::nullopt);
+  EXPECT_EQ(make_property("monotone", layout), nullptr);
+}
+
+} // namespace
+} // namespace cmc::search
