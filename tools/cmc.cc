@@ -1,6 +1,6 @@
 // cmc: explores every order of a server's client messages (SPEC.md).
 
-#include <signal.h>
+#include <csignal>
 
 #include <cstdio>
 #include <thread>
@@ -30,9 +30,7 @@ void handle_interrupts() {
   }).detach();
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
+int run(int argc, char **argv) {
   CLI::App app{"cmc: a model checker for unmodified Linux servers"};
   app.require_subcommand(1);
   cmc::app::CheckOptions check_options;
@@ -56,5 +54,16 @@ int main(int argc, char **argv) {
   } catch (const cmc::UserError &error) {
     std::fprintf(stderr, "cmc: %s\n", error.what());
     return static_cast<int>(error.code());
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "cmc: internal error: %s\n", error.what());
+    return static_cast<int>(cmc::ExitCode::kCannotCheck);
   }
 }

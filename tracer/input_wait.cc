@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <array>
+#include <cstring>
 #include <ctime>
 #include <vector>
 
@@ -46,14 +47,17 @@ bool fd_blocks(const Tracee &tracee, int fd) {
   return poll(&entry, 1, 0) == 0;
 }
 
-// A timespec timeout argument: null waits forever, zero does not wait.
-Result<bool> timespec_waits(const Tracee &tracee, std::uint64_t address) {
+// A timespec or timeval timeout argument: null waits forever, zero does
+// not wait.
+template <typename Timeout>
+Result<bool> timeout_waits(const Tracee &tracee, std::uint64_t address) {
   if (address == 0)
     return true;
-  auto timeout = tracee.read_value<timespec>(address);
+  auto timeout = tracee.read_value<Timeout>(address);
   if (!timeout)
     return timeout.error();
-  return timeout->tv_sec != 0 || timeout->tv_nsec != 0;
+  const Timeout zero{};
+  return std::memcmp(&*timeout, &zero, sizeof zero) != 0;
 }
 
 Result<bool> poll_blocks(const Tracee &tracee, std::uint64_t fds,
@@ -91,15 +95,6 @@ Result<bool> select_blocks(const Tracee &tracee,
   return !any_ready(tracee, wanted);
 }
 
-Result<bool> select_timeout_waits(const Tracee &tracee, std::uint64_t address) {
-  if (address == 0)
-    return true;
-  auto timeout = tracee.read_value<timeval>(address);
-  if (!timeout)
-    return timeout.error();
-  return timeout->tv_sec != 0 || timeout->tv_usec != 0;
-}
-
 } // namespace
 
 Result<bool> would_block(const Tracee &tracee, const TrappedSyscall &call,
@@ -115,19 +110,19 @@ Result<bool> would_block(const Tracee &tracee, const TrappedSyscall &call,
     return poll_blocks(tracee, args[0], args[1],
                        static_cast<int>(args[2]) != 0);
   case Trap::kPpoll: {
-    auto waits = timespec_waits(tracee, args[2]);
+    auto waits = timeout_waits<timespec>(tracee, args[2]);
     if (!waits)
       return waits.error();
     return poll_blocks(tracee, args[0], args[1], *waits);
   }
   case Trap::kSelect: {
-    auto waits = select_timeout_waits(tracee, args[4]);
+    auto waits = timeout_waits<timeval>(tracee, args[4]);
     if (!waits)
       return waits.error();
     return select_blocks(tracee, args, *waits);
   }
   case Trap::kPselect: {
-    auto waits = timespec_waits(tracee, args[4]);
+    auto waits = timeout_waits<timespec>(tracee, args[4]);
     if (!waits)
       return waits.error();
     return select_blocks(tracee, args, *waits);
@@ -136,7 +131,7 @@ Result<bool> would_block(const Tracee &tracee, const TrappedSyscall &call,
     return static_cast<int>(args[3]) != 0 &&
            !any_ready(tracee, std::array{pollfd{fd, POLLIN, 0}});
   case Trap::kEpollPwait2: {
-    auto waits = timespec_waits(tracee, args[3]);
+    auto waits = timeout_waits<timespec>(tracee, args[3]);
     if (!waits)
       return waits.error();
     return *waits && !any_ready(tracee, std::array{pollfd{fd, POLLIN, 0}});

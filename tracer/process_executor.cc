@@ -93,6 +93,19 @@ Result<sockaddr_storage> target_address(const TargetSpec &spec,
   return **address;
 }
 
+// Runs a starting target to quiescence; a fault here means it cannot be
+// checked at all.
+Result<void> settle(Started &s, const TargetSpec &spec, const char *when) {
+  s.tracee->lease().arm(spec.step_timeout);
+  auto fault = s.session->run_until_quiescent();
+  s.tracee->lease().disarm();
+  if (!fault)
+    return fault.error();
+  if (*fault)
+    return startup_error(spec, **fault, when);
+  return {};
+}
+
 Result<Started> start(const TargetSpec &spec) {
   Started s;
   auto tracee = Tracee::spawn(spec.launch);
@@ -100,12 +113,8 @@ Result<Started> start(const TargetSpec &spec) {
     return tracee.error();
   s.tracee = std::move(*tracee);
   s.session = std::make_unique<Session>(*s.tracee);
-  s.tracee->lease().arm(spec.step_timeout);
-  auto first = s.session->run_until_quiescent();
-  if (!first)
-    return first.error();
-  if (*first)
-    return startup_error(spec, **first, "before it waited for a client");
+  if (auto settled = settle(s, spec, "before it waited for a client"); !settled)
+    return settled.error();
   auto address = target_address(spec, *s.session);
   if (!address)
     return address.error();
@@ -113,13 +122,8 @@ Result<Started> start(const TargetSpec &spec) {
   if (!connection)
     return connection.error();
   s.connection = std::move(*connection);
-  s.tracee->lease().arm(spec.step_timeout);
-  auto accepted = s.session->run_until_quiescent();
-  if (!accepted)
-    return accepted.error();
-  if (*accepted)
-    return startup_error(spec, **accepted, "after cmc connected");
-  s.tracee->lease().disarm();
+  if (auto settled = settle(s, spec, "after cmc connected"); !settled)
+    return settled.error();
   auto reader = locate_regions(*s.tracee, spec);
   if (!reader)
     return reader.error();

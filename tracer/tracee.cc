@@ -1,9 +1,9 @@
 #include "tracer/tracee.h"
 
+#include <csignal>
 #include <fcntl.h>
 #include <net/if.h>
 #include <sched.h>
-#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
@@ -18,8 +18,6 @@
 
 #include "tracer/ptrace_unsafe.h"
 #include "tracer/syscall_table.h"
-
-extern char **environ;
 
 namespace cmc::tracer {
 namespace {

@@ -1,6 +1,6 @@
 #include "tracer/watchdog.h"
 
-#include <signal.h>
+#include <csignal>
 
 #include <algorithm>
 
@@ -75,7 +75,7 @@ Watchdog::Lease::~Lease() {
   dog.entries_.erase(id_);
 }
 
-void Watchdog::Lease::arm(Clock::duration timeout) {
+void Watchdog::Lease::arm(Clock::duration timeout) const {
   Watchdog &dog = instance();
   const auto deadline = Clock::now() + timeout;
   bool earlier = false;
@@ -92,7 +92,7 @@ void Watchdog::Lease::arm(Clock::duration timeout) {
     dog.wake_.notify_one();
 }
 
-void Watchdog::Lease::disarm() {
+void Watchdog::Lease::disarm() const {
   Watchdog &dog = instance();
   const std::lock_guard lock(dog.mutex_);
   dog.entries_[id_].deadline = Clock::time_point::max();

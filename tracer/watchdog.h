@@ -32,8 +32,8 @@ public:
     Lease &operator=(Lease &&) = delete;
     ~Lease();
 
-    void arm(Clock::duration timeout);
-    void disarm();
+    void arm(Clock::duration timeout) const;
+    void disarm() const;
     // True once the deadline passed and the target was killed for it.
     [[nodiscard]] bool expired() const;
 

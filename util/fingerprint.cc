@@ -13,12 +13,12 @@ std::string Fingerprint::hex() const {
 }
 
 Fingerprint fingerprint_of(std::span<const std::byte> bytes) {
-  const XXH128_hash_t hash = XXH3_128bits(bytes.data(), bytes.size());
+  const auto hash = XXH3_128bits(bytes.data(), bytes.size());
   return Fingerprint{hash.low64, hash.high64};
 }
 
 double collision_probability(std::uint64_t n) {
-  const double states = static_cast<double>(n);
+  const auto states = static_cast<double>(n);
   return states * states / std::ldexp(1.0, 129);
 }
 

@@ -23,19 +23,19 @@ public:
   [[nodiscard]] bool ok() const { return state_.index() == 0; }
   explicit operator bool() const { return ok(); }
 
-  T &value() & {
+  [[nodiscard]] T &value() & {
     CMC_CHECK(ok(), "value() of a failed Result");
     return std::get<0>(state_);
   }
-  const T &value() const & {
+  [[nodiscard]] const T &value() const & {
     CMC_CHECK(ok(), "value() of a failed Result");
     return std::get<0>(state_);
   }
-  T &&value() && {
+  [[nodiscard]] T &&value() && {
     CMC_CHECK(ok(), "value() of a failed Result");
     return std::get<0>(std::move(state_));
   }
-  T &operator*() & { return value(); }
+  [[nodiscard]] T &operator*() & { return value(); }
   const T &operator*() const & { return value(); }
   T &&operator*() && { return std::move(*this).value(); }
   T *operator->() { return &value(); }
