@@ -15,6 +15,7 @@
 #include "decoder/region.h"
 #include "search/breadth_first.h"
 #include "tracer/process_executor.h"
+#include "tracer/watchdog.h"
 #include "util/escape.h"
 #include "util/user_error.h"
 
@@ -131,6 +132,9 @@ search::Options search_options(const CheckOptions &options) {
                     ? options.jobs
                     : std::max(1U, std::thread::hardware_concurrency());
   search.progress = !options.quiet;
+  search.stop_requested = [] {
+    return tracer::Watchdog::instance().interrupted();
+  };
   return search;
 }
 
@@ -149,6 +153,8 @@ int check(const CheckOptions &options) {
   const StepNames names{spec->messages};
   write_json(options.json, report_json(*report, names));
   print_report(options.json == "-" ? stderr : stdout, *report, names);
+  if (report->interrupted)
+    return static_cast<int>(ExitCode::kCannotCheck);
   return report->verdict == search::Verdict::kViolated
              ? static_cast<int>(ExitCode::kViolation)
              : static_cast<int>(ExitCode::kHolds);

@@ -23,8 +23,11 @@ nlohmann::json report_json(const search::Report &report,
     for (const tracer::ActionId action : report.counterexample)
       counterexample.push_back({{"send", names.messages.at(action)}});
   }
+  const char *verdict = violated ? "violated" : "holds";
+  if (report.interrupted)
+    verdict = "error";
   return {
-      {"verdict", violated ? "violated" : "holds"},
+      {"verdict", verdict},
       {"complete", report.complete},
       {"distinct_states", report.distinct_states},
       {"dedup_merges", report.dedup_merges},
@@ -36,7 +39,7 @@ nlohmann::json report_json(const search::Report &report,
       {"collision_probability", collision_probability(report.distinct_states)},
       {"counterexample", counterexample},
       {"violation", violated ? nlohmann::json(report.violation) : nullptr},
-      {"error", nullptr},
+      {"error", report.interrupted ? nlohmann::json("interrupted") : nullptr},
   };
 }
 
@@ -53,7 +56,12 @@ void print_report(std::FILE *out, const search::Report &report,
   const std::string counts = fmt::format(
       "{} distinct states, {} dedup merges, {} transitions",
       report.distinct_states, report.dedup_merges, report.transitions);
-  if (report.verdict == search::Verdict::kViolated) {
+  if (report.interrupted) {
+    fmt::print(out,
+               "interrupted: {} explored so far, up to depth {} (not "
+               "complete; no verdict)\n",
+               counts, report.max_depth);
+  } else if (report.verdict == search::Verdict::kViolated) {
     fmt::print(out, "violated: {}\n", report.violation);
     fmt::print(out, "shortest counterexample ({} steps):\n",
                report.counterexample.size());

@@ -25,6 +25,10 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-build_type=${CMC_BUILD_TYPE:-RelWithDebInfo}
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$build_type" >/dev/null
-cmake --build build
+# CMC_BUILD_DIR (default build) and CMC_CMAKE_FLAGS (e.g. -DCMC_SANITIZE=ON)
+# select other builds.
+build_dir=${CMC_BUILD_DIR:-build}
+read -r -a flags <<<"${CMC_CMAKE_FLAGS:-}"
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  "${flags[@]}" >/dev/null
+cmake --build "$build_dir"

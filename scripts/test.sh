@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-ctest --test-dir build --output-on-failure -j2 "$@"
+ctest --test-dir "${CMC_BUILD_DIR:-build}" --output-on-failure -j2 "$@"

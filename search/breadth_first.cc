@@ -83,6 +83,8 @@ public:
 private:
   std::unique_ptr<tracer::Executor> make_executor();
   Result<Outcome> expand_level(std::uint32_t begin, std::uint32_t end);
+  // The partial report when the user stopped the search, else error.
+  Result<Report> stopped_or(const Error &error);
   void run_batch(std::vector<Transition> &batch);
   Result<Outcome> merge(const Transition &transition);
   Result<void> check_replay(const Transition &transition,
@@ -135,7 +137,7 @@ std::unique_ptr<tracer::Executor> Search::make_executor() {
 Result<Report> Search::run() {
   Result<tracer::Observation> initial = replay_twice(*probe_, {}, layout_);
   if (!initial)
-    return initial.error();
+    return stopped_or(initial.error());
   store_.add(initial->fingerprints.front(), StateStore::kNoParent, 0);
   report_.distinct_states = 1;
   std::uint32_t begin = 0;
@@ -150,12 +152,21 @@ Result<Report> Search::run() {
                   end - begin);
     Result<Outcome> outcome = expand_level(begin, end);
     if (!outcome)
-      return outcome.error();
+      return stopped_or(outcome.error());
     if (*outcome == Outcome::kViolated)
       break;
     begin = end;
     ++depth_;
   }
+  report_.elapsed_s = seconds_since(start_);
+  return report_;
+}
+
+Result<Report> Search::stopped_or(const Error &error) {
+  if (!options_.stop_requested || !options_.stop_requested())
+    return error;
+  report_.interrupted = true;
+  report_.complete = false;
   report_.elapsed_s = seconds_since(start_);
   return report_;
 }

@@ -22,13 +22,18 @@ struct Options {
   unsigned jobs = 1;
   // A progress line on stderr about once a second (runs longer than 1 s).
   bool progress = false;
+  // Asked when a run fails: true means the user stopped the check (the
+  // runs fail because their targets were killed), and the search returns
+  // what it counted so far, marked interrupted, instead of an error.
+  std::function<bool()> stop_requested;
 };
 
 enum class Verdict { kHolds, kViolated };
 
 struct Report {
   Verdict verdict = Verdict::kHolds;
-  bool complete = true; // false when max_depth or max_states cut the search
+  bool complete = true;     // false when max_depth or max_states cut the search
+  bool interrupted = false; // stopped by the user; counts are partial
   std::size_t distinct_states = 0;
   std::size_t dedup_merges = 0;
   std::size_t transitions = 0;

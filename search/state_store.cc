@@ -6,16 +6,45 @@
 
 namespace cmc::search {
 
+std::size_t StateStore::slot_of(const Fingerprint &fingerprint) const {
+  // Fingerprints are uniform hashes already: their low bits index the
+  // table directly. Linear probing; the table is never more than half full.
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t slot = static_cast<std::size_t>(fingerprint.low) & mask;
+  while (slots_[slot] != kEmpty &&
+         records_[slots_[slot]].fingerprint != fingerprint)
+    slot = (slot + 1) & mask;
+  return slot;
+}
+
+bool StateStore::contains(const Fingerprint &fingerprint) const {
+  return slots_[slot_of(fingerprint)] != kEmpty;
+}
+
+void StateStore::grow() {
+  slots_.assign(slots_.size() * 2, kEmpty);
+  for (std::size_t i = 0; i < records_.size(); ++i)
+    slots_[slot_of(records_[i].fingerprint)] = static_cast<std::uint32_t>(i);
+}
+
 std::uint32_t StateStore::add(const Fingerprint &fingerprint,
                               std::uint32_t parent, tracer::ActionId action) {
   CMC_CHECK(records_.size() < kCapacity, "state store full");
   CMC_CHECK(parent == kNoParent || parent < records_.size(),
             "parent of a state not stored");
+  if (2 * (records_.size() + 1) > slots_.size())
+    grow();
+  const std::size_t slot = slot_of(fingerprint);
+  CMC_CHECK(slots_[slot] == kEmpty, "state added twice");
   const auto index = static_cast<std::uint32_t>(records_.size());
-  const bool inserted = index_.try_emplace(fingerprint, index).second;
-  CMC_CHECK(inserted, "state added twice");
   records_.push_back(StateRecord{fingerprint, parent, action});
+  slots_[slot] = index;
   return index;
+}
+
+std::size_t StateStore::memory_bytes() const {
+  return records_.size() * sizeof(StateRecord) +
+         slots_.capacity() * sizeof(std::uint32_t);
 }
 
 std::vector<tracer::ActionId> StateStore::path_of(std::uint32_t index) const {

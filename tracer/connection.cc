@@ -13,18 +13,11 @@
 
 #include <fmt/format.h>
 
+#include "tracer/network_namespace.h"
 #include "util/check.h"
 
 namespace cmc::tracer {
 namespace {
-
-// The network namespace this thread started in; setns changes only the
-// calling thread's namespace.
-int home_netns() {
-  thread_local const UniqueFd home(
-      ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
-  return home.get();
-}
 
 socklen_t address_length(const sockaddr_storage &address) {
   return address.ss_family == AF_INET6 ? sizeof(sockaddr_in6)
@@ -32,7 +25,8 @@ socklen_t address_length(const sockaddr_storage &address) {
 }
 
 Result<UniqueFd> socket_in(int netns, int family) {
-  const int home = home_netns();
+  // setns changes only the calling thread's namespace.
+  const int home = home_network_namespace();
   if (home < 0)
     return Error{fmt::format("cannot open cmc's own network namespace: {}",
                              std::strerror(errno))};
@@ -61,6 +55,15 @@ Result<Connection> Connection::open(int netns,
     return Error{fmt::format("cannot connect to the target at {}: {}",
                              describe_address(address), std::strerror(errno))};
   return Connection(std::move(*sock));
+}
+
+Connection::~Connection() {
+  if (!socket_.valid())
+    return;
+  // Close with a reset, not a FIN: neither end keeps a TIME_WAIT socket in
+  // the namespace that the next target of this worker joins.
+  const linger reset{1, 0};
+  setsockopt(socket_.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
 }
 
 Result<void> Connection::send(std::string_view bytes) {

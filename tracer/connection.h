@@ -18,6 +18,11 @@ public:
   // run side by side on the same port.
   [[nodiscard]] static Result<Connection> open(int netns,
                                                const sockaddr_storage &address);
+  Connection(Connection &&) noexcept = default;
+  Connection &operator=(Connection &&) noexcept = default;
+  Connection(const Connection &) = delete;
+  Connection &operator=(const Connection &) = delete;
+  ~Connection();
 
   // Sends all of bytes and returns once the kernel has handed them to the
   // target's socket.

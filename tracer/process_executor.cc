@@ -106,9 +106,11 @@ Result<void> settle(Started &s, const TargetSpec &spec, const char *when) {
   return {};
 }
 
-Result<Started> start(const TargetSpec &spec) {
+Result<Started> start(const TargetSpec &spec, int netns) {
   Started s;
-  auto tracee = Tracee::spawn(spec.launch);
+  LaunchSpec launch = spec.launch;
+  launch.netns = netns;
+  auto tracee = Tracee::spawn(launch);
   if (!tracee)
     return tracee.error();
   s.tracee = std::move(*tracee);
@@ -145,9 +147,14 @@ Result<Observation> ProcessExecutor::run(std::span<const ActionId> path) {
   return seen;
 }
 
-Result<Observation>
-ProcessExecutor::replay(std::span<const ActionId> path) const {
-  auto started = start(*spec_);
+Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
+  if (!netns_) {
+    auto netns = NetworkNamespace::create();
+    if (!netns)
+      return netns.error();
+    netns_ = std::move(*netns);
+  }
+  auto started = start(*spec_, netns_->fd());
   if (!started)
     return started.error();
   Started &s = *started;

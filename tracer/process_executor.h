@@ -9,6 +9,7 @@
 
 #include "decoder/region.h"
 #include "tracer/executor.h"
+#include "tracer/network_namespace.h"
 #include "tracer/tracee.h"
 
 namespace cmc::tracer {
@@ -33,10 +34,11 @@ public:
   run(std::span<const ActionId> path) override;
 
 private:
-  [[nodiscard]] Result<Observation>
-  replay(std::span<const ActionId> path) const;
+  [[nodiscard]] Result<Observation> replay(std::span<const ActionId> path);
 
   std::shared_ptr<const TargetSpec> spec_;
+  // Made on the first run, on the thread that uses this executor.
+  std::optional<NetworkNamespace> netns_;
 };
 
 // Pins the calling thread to one CPU of those cmc may use, a different one

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "tracer/network_namespace.h"
 #include "tracer/ptrace_unsafe.h"
 #include "tracer/syscall_table.h"
 
@@ -37,8 +38,7 @@ const char *stage_name(Stage stage) {
   static constexpr std::array kNames{
       "redirecting stdio",
       "disabling ASLR (personality)",
-      "creating its network namespace (unshare CLONE_NEWNET; cmc needs root "
-      "or CAP_SYS_ADMIN)",
+      "entering its network namespace (cmc needs root or CAP_SYS_ADMIN)",
       "bringing up loopback in its network namespace",
       "PTRACE_TRACEME",
       "installing the seccomp filter",
@@ -61,6 +61,7 @@ struct ChildPlan {
   int report_fd;
   bool aslr;
   bool show_output;
+  int netns;
 };
 
 [[noreturn]] void child_fail(const ChildPlan &plan, Stage stage, int error) {
@@ -70,25 +71,10 @@ struct ChildPlan {
   _exit(127);
 }
 
-int bring_up_loopback() {
-  const int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (sock < 0)
-    return errno;
-  ifreq request{};
-  std::memcpy(request.ifr_name, "lo", 3);
-  int error = 0;
-  if (ioctl(sock, SIOCGIFFLAGS, &request) != 0) {
-    error = errno;
-  } else {
-    request.ifr_flags = static_cast<short>(request.ifr_flags | IFF_UP);
-    if (ioctl(sock, SIOCSIFFLAGS, &request) != 0)
-      error = errno;
-  }
-  close(sock);
-  return error;
-}
-
 [[noreturn]] void child_main(const ChildPlan &plan) {
+  // Runs on its own stack in cmc's memory (CLONE_VM | CLONE_VFORK, as
+  // posix_spawn does): no page tables are copied, and cmc's thread waits
+  // until the exec or the failure.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   // Its own process group: a terminal's Ctrl-C reaches cmc, not the target,
   // and cmc can kill everything the target started.
@@ -104,10 +90,15 @@ int bring_up_loopback() {
       personality(static_cast<unsigned long>(personality(0xffffffff)) |
                   ADDR_NO_RANDOMIZE) < 0)
     child_fail(plan, Stage::kPersonality, errno);
-  if (unshare(CLONE_NEWNET) != 0)
-    child_fail(plan, Stage::kNetns, errno);
-  if (const int error = bring_up_loopback(); error != 0)
-    child_fail(plan, Stage::kLoopback, error);
+  if (plan.netns >= 0) {
+    if (setns(plan.netns, CLONE_NEWNET) != 0)
+      child_fail(plan, Stage::kNetns, errno);
+  } else {
+    if (unshare(CLONE_NEWNET) != 0)
+      child_fail(plan, Stage::kNetns, errno);
+    if (const int error = bring_up_loopback(); error != 0)
+      child_fail(plan, Stage::kLoopback, error);
+  }
   if (const int rc = sys::child_trace_me(); rc != 0)
     child_fail(plan, Stage::kTraceMe, -rc);
   if (const int rc = sys::child_install_filter(seccomp_program()); rc != 0)
@@ -167,17 +158,24 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
         fmt::format("cannot prepare the launch: {}", std::strerror(errno))};
   UniqueFd report_read(report[0]);
   UniqueFd report_write(report[1]);
-  ChildPlan plan{spec.program.c_str(), {},        dev_null.get(),
-                 report_write.get(),   spec.aslr, spec.show_output};
+  ChildPlan plan{spec.program.c_str(),
+                 {},
+                 dev_null.get(),
+                 report_write.get(),
+                 spec.aslr,
+                 spec.show_output,
+                 spec.netns};
   for (const std::string &arg : spec.argv)
     plan.argv.push_back(const_cast<char *>(arg.c_str()));
   plan.argv.push_back(nullptr);
 
-  const pid_t pid = fork();
+  constexpr std::size_t kChildStack = 64 * 1024;
+  std::vector<char> stack(kChildStack);
+  const pid_t pid = clone(
+      [](void *arg) -> int { child_main(*static_cast<ChildPlan *>(arg)); },
+      stack.data() + stack.size(), CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
   if (pid < 0)
-    return Error{fmt::format("fork: {}", std::strerror(errno))};
-  if (pid == 0)
-    child_main(plan);
+    return Error{fmt::format("clone: {}", std::strerror(errno))};
   std::unique_ptr<Tracee> tracee(new Tracee(pid));
   report_write.reset();
   // Without options yet, the successful execve stops the child with a plain

@@ -23,6 +23,7 @@ struct LaunchSpec {
   std::vector<std::string> argv; // argv[0] included
   bool aslr = false;             // false: personality(ADDR_NO_RANDOMIZE)
   bool show_output = false;      // false: stdout and stderr to /dev/null
+  int netns = -1; // network namespace to join (an fd); -1: a fresh one
 };
 
 // A target process under ptrace, in a network namespace of its own, with
