@@ -57,13 +57,13 @@ public:
     if (!enabled_ || Clock::now() < next_)
       return;
     next_ = Clock::now() + std::chrono::seconds(1);
-    const double rate =
-        static_cast<double>(report.transitions) / seconds_since(start_);
+    const double elapsed = seconds_since(start_);
     fmt::print(stderr,
                "cmc: depth {}, {} distinct, {} merges, frontier {}, "
-               "{:.0f} states/s\n",
+               "{:.0f} states/s, {:.0f} transitions/s\n",
                depth, report.distinct_states, report.dedup_merges, frontier,
-               rate);
+               static_cast<double>(report.distinct_states) / elapsed,
+               static_cast<double>(report.transitions) / elapsed);
   }
 
 private:

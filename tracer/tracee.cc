@@ -107,6 +107,10 @@ struct ChildPlan {
   child_fail(plan, Stage::kExec, errno);
 }
 
+[[maybe_unused]] int child_entry(void *plan) {
+  child_main(*static_cast<ChildPlan *>(plan));
+}
+
 Error child_error(const LaunchSpec &spec, int report_fd, WaitStatus status) {
   ChildFailure failure{};
   if (read(report_fd, &failure, sizeof failure) == sizeof failure)
@@ -171,9 +175,16 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
 
   constexpr std::size_t kChildStack = 64 * 1024;
   std::vector<char> stack(kChildStack);
-  const pid_t pid = clone(
-      [](void *arg) -> int { child_main(*static_cast<ChildPlan *>(arg)); },
-      stack.data() + stack.size(), CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
+#ifdef __SANITIZE_ADDRESS__
+  // AddressSanitizer's interceptors, called from a child that shares cmc's
+  // memory, corrupt the parent's shadow state: sanitizer builds fork.
+  const pid_t pid = fork();
+  if (pid == 0)
+    child_main(plan);
+#else
+  const pid_t pid = clone(child_entry, stack.data() + stack.size(),
+                          CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
+#endif
   if (pid < 0)
     return Error{fmt::format("clone: {}", std::strerror(errno))};
   std::unique_ptr<Tracee> tracee(new Tracee(pid));

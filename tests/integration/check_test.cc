@@ -159,5 +159,49 @@ TEST_F(Kv, JsonReportToAFile) {
   EXPECT_TRUE(json.contains("states_per_s"));
 }
 
+// The report without its timings.
+nlohmann::json counts_of(const Outcome &run) {
+  auto json = run.json();
+  for (const char *timing : {"elapsed_s", "states_per_s", "transitions_per_s"})
+    json.erase(timing);
+  return json;
+}
+
+std::vector<std::string> kv4_check(const std::string &binary,
+                                   const std::string &jobs) {
+  std::vector<std::string> args{"check",       "-q",    "--json",   "-",
+                                "-j",          jobs,    "--region", "cmc_state",
+                                "--invariant", "sticky"};
+  for (const char *cell : {"a", "b", "c", "d"})
+    args.insert(args.end(), {"-m", std::string("SET ") + cell + "\\n"});
+  args.insert(args.end(), {"--", demo(binary), "7000"});
+  return args;
+}
+
+TEST_F(Kv, ResultsAreTheSameForEveryNumberOfWorkers) {
+  const Outcome one = run_cmc(kv4_check("kv4", "1"));
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_EQ(one.json()["distinct_states"], 16);
+  EXPECT_EQ(one.json()["transitions"], 64);
+  EXPECT_EQ(one.json()["dedup_merges"], 64 - 15);
+  for (const char *jobs : {"2", "8"}) {
+    const Outcome many = run_cmc(kv4_check("kv4", jobs));
+    ASSERT_EQ(many.status, 0) << many.err;
+    EXPECT_EQ(counts_of(many), counts_of(one)) << "-j " << jobs;
+  }
+}
+
+TEST_F(Kv, CounterexampleIsTheSameForEveryNumberOfWorkers) {
+  const Outcome one =
+      run_cmc(kv_check("kv_bug", {"--invariant", "sticky", "-j", "1"}));
+  ASSERT_EQ(one.status, 1) << one.err;
+  for (const char *jobs : {"2", "8"}) {
+    const Outcome many =
+        run_cmc(kv_check("kv_bug", {"--invariant", "sticky", "-j", jobs}));
+    ASSERT_EQ(many.status, 1) << many.err;
+    EXPECT_EQ(counts_of(many), counts_of(one)) << "-j " << jobs;
+  }
+}
+
 } // namespace
 } // namespace cmc::testing
