@@ -8,9 +8,12 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "decoder/elf_file.h"
 #include "decoder/region.h"
+#include "search/breadth_first.h"
+#include "tracer/network_namespace.h"
 #include "tracer/process_executor.h"
 #include "tracer/tracee.h"
 
@@ -26,18 +29,23 @@ std::string here() {
   return self.substr(0, self.rfind('/'));
 }
 
-std::shared_ptr<const cmc::tracer::TargetSpec> kv_spec() {
+// demo/NAME with its cmc_state region and one "SET x" message per cell.
+std::shared_ptr<const cmc::tracer::TargetSpec>
+kv_spec(const std::string &name = "kv", char last_cell = 'b') {
   auto spec = std::make_shared<cmc::tracer::TargetSpec>();
-  spec->launch.program = here() + "/../demo/kv";
+  spec->launch.program = here() + "/../demo/" + name;
   spec->launch.argv = {spec->launch.program, "7000"};
   auto elf = cmc::decoder::ElfFile::open(spec->launch.program);
   if (!elf)
     throw std::runtime_error(elf.error().message);
   auto region = cmc::decoder::resolve_region(
       *cmc::decoder::parse_region_spec("cmc_state"), *elf);
+  if (!region)
+    throw std::runtime_error(region.error().message);
   spec->regions = {*region};
   spec->load_base = elf->load_base();
-  spec->messages = {"SET a\n", "SET b\n"};
+  for (char cell = 'a'; cell <= last_cell; ++cell)
+    spec->messages.push_back(std::string("SET ") + cell + "\n");
   return spec;
 }
 
@@ -59,6 +67,29 @@ void BM_SpawnToQuiescence(benchmark::State &state) {
       static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SpawnToQuiescence)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// Floor: a fresh spawn of kv under ptrace and the seccomp filter, to its
+// first seccomp stop (ld.so's first trapped read), then killed and reaped.
+void BM_TracedSpawn(benchmark::State &state) {
+  cmc::tracer::pin_this_thread();
+  auto netns = cmc::tracer::NetworkNamespace::create();
+  if (!netns)
+    return report_error(state, netns.error());
+  const auto spec = kv_spec();
+  cmc::tracer::LaunchSpec launch = spec->launch;
+  launch.netns = netns->fd();
+  for (auto _ : state) {
+    auto tracee = cmc::tracer::Tracee::spawn(launch);
+    if (!tracee)
+      return report_error(state, tracee.error());
+    auto status = (*tracee)->resume_and_wait();
+    if (!status || !status->seccomp_stop())
+      return state.SkipWithError("kv did not reach a seccomp stop");
+  }
+  state.counters["spawns/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_TracedSpawn)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // Floor: one seccomp-triggered ptrace stop and continue, tracer and target
 // on one CPU.
@@ -119,6 +150,47 @@ BENCHMARK(BM_Replay)
     ->Arg(4)
     ->Arg(16)
     ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// The whole check of kv with ten cells (1024 states, 10240 transitions) at
+// -j 1 and -j (all CPUs).
+void BM_CheckKv10(benchmark::State &state) {
+  const auto spec = kv_spec("kv10", 'j');
+  const cmc::search::ExecutorFactory factory = [spec] {
+    cmc::tracer::pin_this_thread();
+    return std::make_unique<cmc::tracer::ProcessExecutor>(spec);
+  };
+  const std::vector<cmc::search::RegionLayout> layout{
+      {"cmc_state", 0, spec->regions.at(0).length}};
+  const cmc::search::NoProperty property;
+  cmc::search::Options options;
+  options.jobs = static_cast<unsigned>(state.range(0) == 0
+                                           ? std::thread::hardware_concurrency()
+                                           : state.range(0));
+  cmc::search::Report report;
+  for (auto _ : state) {
+    auto result = cmc::search::breadth_first(factory, spec->messages.size(),
+                                             property, layout, options);
+    if (!result)
+      return report_error(state, result.error());
+    report = *result;
+  }
+  if (report.distinct_states != 1024 || report.transitions != 10240)
+    return state.SkipWithError("kv10 gave the wrong counts");
+  const double runs = static_cast<double>(state.iterations());
+  state.counters["jobs"] = options.jobs;
+  state.counters["states/s"] =
+      benchmark::Counter(runs * static_cast<double>(report.distinct_states),
+                         benchmark::Counter::kIsRate);
+  state.counters["transitions/s"] =
+      benchmark::Counter(runs * static_cast<double>(report.transitions),
+                         benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_CheckKv10)
+    ->Arg(1)
+    ->Arg(0)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
 } // namespace

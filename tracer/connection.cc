@@ -94,9 +94,13 @@ std::string Connection::drain() {
   std::string received;
   std::array<char, 4096> buffer{};
   ssize_t got = 0;
-  while ((got = recv(socket_.get(), buffer.data(), buffer.size(),
-                     MSG_DONTWAIT)) > 0)
-    received.append(buffer.data(), static_cast<std::size_t>(got));
+  // A short read emptied the queue: the target wrote everything before it
+  // became quiescent, and loopback delivered it inside its write().
+  do {
+    got = recv(socket_.get(), buffer.data(), buffer.size(), MSG_DONTWAIT);
+    if (got > 0)
+      received.append(buffer.data(), static_cast<std::size_t>(got));
+  } while (got == static_cast<ssize_t>(buffer.size()));
   return received;
 }
 

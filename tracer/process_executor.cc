@@ -120,7 +120,7 @@ Result<Started> start(const TargetSpec &spec, int netns) {
   auto address = target_address(spec, *s.session);
   if (!address)
     return address.error();
-  auto connection = Connection::open(s.tracee->netns(), *address);
+  auto connection = Connection::open(netns, *address);
   if (!connection)
     return connection.error();
   s.connection = std::move(*connection);

@@ -155,7 +155,7 @@ void Tracee::kill_and_reap() {
 
 Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
   (void)seccomp_program(); // built before fork: the child must not allocate
-  UniqueFd dev_null(open("/dev/null", O_RDWR | O_CLOEXEC));
+  static const UniqueFd dev_null(open("/dev/null", O_RDWR | O_CLOEXEC));
   std::array<int, 2> report{};
   if (!dev_null.valid() || pipe2(report.data(), O_CLOEXEC) != 0)
     return Error{
@@ -173,8 +173,8 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
     plan.argv.push_back(const_cast<char *>(arg.c_str()));
   plan.argv.push_back(nullptr);
 
-  constexpr std::size_t kChildStack = 64 * 1024;
-  std::vector<char> stack(kChildStack);
+  // The child's stack until it execs; one per thread, reused.
+  thread_local std::array<char, 64 * 1024> stack;
 #ifdef __SANITIZE_ADDRESS__
   // AddressSanitizer's interceptors, called from a child that shares cmc's
   // memory, corrupt the parent's shadow state: sanitizer builds fork.
@@ -207,11 +207,6 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
   if (!pidfd)
     return pidfd.error();
   tracee->pidfd_ = std::move(*pidfd);
-  tracee->netns_.reset(
-      open(fmt::format("/proc/{}/ns/net", pid).c_str(), O_RDONLY | O_CLOEXEC));
-  if (!tracee->netns_.valid())
-    return Error{fmt::format("cannot open the target's network namespace: {}",
-                             std::strerror(errno))};
   return tracee;
 }
 

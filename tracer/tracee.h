@@ -44,7 +44,6 @@ public:
 
   [[nodiscard]] pid_t pid() const { return pid_; }
   [[nodiscard]] int pidfd() const { return pidfd_.get(); }
-  [[nodiscard]] int netns() const { return netns_.get(); }
   [[nodiscard]] Watchdog::Lease &lease() { return *lease_; }
 
   // Resumes the stopped target and waits for its next stop or its end.
@@ -81,7 +80,6 @@ private:
   bool reaped_ = false;
   std::vector<pid_t> adopted_;
   UniqueFd pidfd_;
-  UniqueFd netns_;
   std::unique_ptr<Watchdog::Lease> lease_;
 };
 
