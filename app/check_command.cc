@@ -83,6 +83,7 @@ target_spec(const CheckOptions &options) {
     cannot_check(elf.error().message);
   spec->regions = resolve_regions(options, *elf);
   spec->load_base = elf->load_base();
+  spec->entry = elf->entry();
   for (const std::string &message : options.messages) {
     auto decoded = decode_escapes(message);
     if (!decoded)

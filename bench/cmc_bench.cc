@@ -1,8 +1,16 @@
 // The cost floor of cmc's mechanism and the replay cost on top of it.
 // Run: build/bench/cmc_bench (as root: targets get a network namespace).
 
+#include <arpa/inet.h>
 #include <benchmark/benchmark.h>
+#include <netinet/in.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <csignal>
 
 #include <array>
 #include <memory>
@@ -16,6 +24,7 @@
 #include "tracer/network_namespace.h"
 #include "tracer/process_executor.h"
 #include "tracer/tracee.h"
+#include "util/unique_fd.h"
 
 namespace {
 
@@ -44,6 +53,7 @@ kv_spec(const std::string &name = "kv", char last_cell = 'b') {
     throw std::runtime_error(region.error().message);
   spec->regions = {*region};
   spec->load_base = elf->load_base();
+  spec->entry = elf->entry();
   for (char cell = 'a'; cell <= last_cell; ++cell)
     spec->messages.push_back(std::string("SET ") + cell + "\n");
   return spec;
@@ -128,6 +138,46 @@ void BM_RegionRead(benchmark::State &state) {
   }
 }
 BENCHMARK(BM_RegionRead)->Arg(2)->Arg(4096)->UseRealTime();
+
+// Floor: one message round trip with kv running untraced: send "SET a",
+// read "OK". A replayed step cannot cost less than this plus one stop.
+void BM_MessageRoundTrip(benchmark::State &state) {
+  const std::string kv = here() + "/../demo/kv";
+  const std::string port = std::to_string(20000 + getpid() % 20000);
+  pid_t pid = -1;
+  std::array<char *, 3> argv{const_cast<char *>(kv.c_str()),
+                             const_cast<char *>(port.c_str()), nullptr};
+  if (posix_spawn(&pid, kv.c_str(), nullptr, nullptr, argv.data(), environ) !=
+      0)
+    return state.SkipWithError("cannot start kv");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(std::stoi(port)));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  cmc::UniqueFd sock;
+  // kv starts listening soon after it starts; try until it does.
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < give_up) {
+    sock.reset(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (connect(sock.get(), reinterpret_cast<sockaddr *>(&address),
+                sizeof address) == 0)
+      break;
+    sock.reset();
+    std::this_thread::yield();
+  }
+  std::array<char, 16> reply{};
+  for (auto _ : state) {
+    if (!sock.valid() || send(sock.get(), "SET a\n", 6, 0) != 6 ||
+        recv(sock.get(), reply.data(), reply.size(), 0) != 3) {
+      state.SkipWithError("kv did not answer");
+      break;
+    }
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
+BENCHMARK(BM_MessageRoundTrip)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // One replay: spawn plus a path of N messages, as the search does per
 // transition.

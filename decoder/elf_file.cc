@@ -48,6 +48,7 @@ Result<ElfFile> ElfFile::open(const std::string &path) {
   if (header.e_type != ET_EXEC && header.e_type != ET_DYN)
     return Error{fmt::format("{} is not an executable", path)};
   file.type_dyn_ = header.e_type == ET_DYN;
+  file.entry_ = header.e_entry;
   std::size_t count = 0;
   if (elf_getphdrnum(elf, &count) != 0)
     return Error{fmt::format("{}: unreadable program headers", path)};

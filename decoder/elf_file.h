@@ -48,6 +48,8 @@ public:
   // The lowest PT_LOAD p_vaddr rounded down to the page size: the address
   // that the mapping at file offset 0 has before relocation.
   [[nodiscard]] std::uint64_t load_base() const;
+  // e_entry: the link-time entry point (AT_ENTRY minus the load bias).
+  [[nodiscard]] std::uint64_t entry() const { return entry_; }
 
   // A defined data or function symbol, looked up in .symtab, then .dynsym.
   [[nodiscard]] std::optional<Symbol> find_symbol(std::string_view name) const;
@@ -65,6 +67,7 @@ private:
   std::unique_ptr<Elf, ElfCloser> elf_;
   bool type_dyn_ = false;
   bool has_interp_ = false;
+  std::uint64_t entry_ = 0;
   std::vector<LoadSegment> loads_;
 };
 

@@ -1,5 +1,6 @@
 #include "tracer/process_executor.h"
 
+#include <elf.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <sys/stat.h>
@@ -9,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "decoder/auxv.h"
 #include "decoder/proc_maps.h"
 #include "tracer/connection.h"
 #include "tracer/session.h"
@@ -29,8 +31,31 @@ struct StateReader {
   }
 };
 
-Result<StateReader> locate_regions(const Tracee &tracee,
-                                   const TargetSpec &spec) {
+StateReader reader_at(const TargetSpec &spec, std::uint64_t bias) {
+  StateReader reader;
+  for (const decoder::Region &region : spec.regions) {
+    reader.remote.push_back(
+        {reinterpret_cast<void *>(region.link_address + bias), region.length});
+    reader.total += region.length;
+  }
+  return reader;
+}
+
+// The load bias as the auxiliary vector gives it: AT_ENTRY - e_entry.
+Result<std::uint64_t> auxv_bias(const Tracee &tracee, const TargetSpec &spec) {
+  auto raw = tracee.proc_file("auxv");
+  if (!raw)
+    return raw.error();
+  const auto entry =
+      decoder::auxv_value(std::as_bytes(std::span(*raw)), AT_ENTRY);
+  if (!entry)
+    return Error{"the target's auxiliary vector has no AT_ENTRY"};
+  return *entry - spec.entry;
+}
+
+// The load bias from /proc/PID/maps, every region checked to lie in
+// readable mappings.
+Result<std::uint64_t> maps_bias(const Tracee &tracee, const TargetSpec &spec) {
   auto text = tracee.proc_file("maps");
   if (!text)
     return text.error();
@@ -44,7 +69,6 @@ Result<StateReader> locate_regions(const Tracee &tracee,
   auto bias = decoder::load_bias(*maps, id, spec.load_base);
   if (!bias)
     return bias.error();
-  StateReader reader;
   for (const decoder::Region &region : spec.regions) {
     const std::uint64_t address = region.link_address + *bias;
     if (!decoder::readable(*maps, address, region.length))
@@ -52,10 +76,28 @@ Result<StateReader> locate_regions(const Tracee &tracee,
           "region '{}' ({} bytes at {:#x}, load bias {:#x}) is not in a "
           "readable mapping of the target",
           region.name, region.length, address, *bias)};
-    reader.remote.push_back({reinterpret_cast<void *>(address), region.length});
-    reader.total += region.length;
   }
-  return reader;
+  return bias;
+}
+
+// Where the regions are in this run: from maps on the first run (checked
+// against the auxiliary vector), from the auxiliary vector after that.
+Result<StateReader> locate_regions(const Tracee &tracee, const TargetSpec &spec,
+                                   bool &located) {
+  auto fast = auxv_bias(tracee, spec);
+  if (!fast)
+    return fast.error();
+  if (!located) {
+    auto bias = maps_bias(tracee, spec);
+    if (!bias)
+      return bias.error();
+    if (*bias != *fast)
+      return Error{fmt::format("the load bias from /proc/PID/maps ({:#x}) "
+                               "and from AT_ENTRY ({:#x}) disagree",
+                               *bias, *fast)};
+    located = true;
+  }
+  return reader_at(spec, *fast);
 }
 
 // A started target, connected and in its initial state.
@@ -106,7 +148,7 @@ Result<void> settle(Started &s, const TargetSpec &spec, const char *when) {
   return {};
 }
 
-Result<Started> start(const TargetSpec &spec, int netns) {
+Result<Started> start(const TargetSpec &spec, int netns, bool &located) {
   Started s;
   LaunchSpec launch = spec.launch;
   launch.netns = netns;
@@ -126,7 +168,7 @@ Result<Started> start(const TargetSpec &spec, int netns) {
   s.connection = std::move(*connection);
   if (auto settled = settle(s, spec, "after cmc connected"); !settled)
     return settled.error();
-  auto reader = locate_regions(*s.tracee, spec);
+  auto reader = locate_regions(*s.tracee, spec, located);
   if (!reader)
     return reader.error();
   s.reader = std::move(*reader);
@@ -154,7 +196,7 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
       return netns.error();
     netns_ = std::move(*netns);
   }
-  auto started = start(*spec_, netns_->fd());
+  auto started = start(*spec_, netns_->fd(), located_);
   if (!started)
     return started.error();
   Started &s = *started;

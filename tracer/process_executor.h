@@ -20,6 +20,7 @@ struct TargetSpec {
   // Regions at their link-time addresses; the load bias is added per run.
   std::vector<decoder::Region> regions;
   std::uint64_t load_base = 0;       // decoder::ElfFile::load_base
+  std::uint64_t entry = 0;           // decoder::ElfFile::entry
   std::vector<std::string> messages; // the alphabet: ActionId indexes it
   std::optional<std::uint16_t> port; // connect here instead of asking listen
   std::chrono::milliseconds step_timeout{10000};
@@ -39,6 +40,10 @@ private:
   std::shared_ptr<const TargetSpec> spec_;
   // Made on the first run, on the thread that uses this executor.
   std::optional<NetworkNamespace> netns_;
+  // The first run found the bias from /proc/PID/maps, checked the regions
+  // against the mappings and agreed with the auxiliary vector; later runs
+  // take the bias from the auxiliary vector alone (cheaper to read).
+  bool located_ = false;
 };
 
 // Pins the calling thread to one CPU of those cmc may use, a different one
