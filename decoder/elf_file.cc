@@ -56,8 +56,14 @@ Result<ElfFile> ElfFile::open(const std::string &path) {
     GElf_Phdr phdr;
     if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr)
       continue;
-    if (phdr.p_type == PT_INTERP)
-      file.has_interp_ = true;
+    if (phdr.p_type == PT_INTERP) {
+      std::size_t size = 0;
+      const char *raw = elf_rawfile(elf, &size);
+      file.interpreter_ = std::string();
+      if (raw != nullptr && phdr.p_offset + phdr.p_filesz <= size)
+        file.interpreter_ = std::string(
+            raw + phdr.p_offset, strnlen(raw + phdr.p_offset, phdr.p_filesz));
+    }
     if (phdr.p_type == PT_LOAD)
       file.loads_.push_back({phdr.p_vaddr, phdr.p_memsz, phdr.p_offset,
                              phdr.p_filesz, phdr.p_flags});
@@ -80,8 +86,8 @@ std::optional<Symbol> ElfFile::find_symbol(std::string_view name) const {
   return find_in_table(SHT_DYNSYM, name);
 }
 
-std::optional<Symbol> ElfFile::find_in_table(std::uint32_t section_type,
-                                             std::string_view name) const {
+template <typename Visit>
+void ElfFile::for_each_symbol(std::uint32_t section_type, Visit visit) const {
   Elf_Scn *section = nullptr;
   while ((section = elf_nextscn(elf_.get(), section)) != nullptr) {
     GElf_Shdr shdr;
@@ -96,12 +102,114 @@ std::optional<Symbol> ElfFile::find_in_table(std::uint32_t section_type,
       if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr ||
           sym.st_shndx == SHN_UNDEF)
         continue;
-      const char *sym_name = elf_strptr(elf_.get(), shdr.sh_link, sym.st_name);
-      if (sym_name != nullptr && name == sym_name)
-        return Symbol{std::string(name), sym.st_value, sym.st_size};
+      const char *name = elf_strptr(elf_.get(), shdr.sh_link, sym.st_name);
+      if (name != nullptr && visit(std::string_view(name), sym))
+        return;
     }
   }
-  return std::nullopt;
+}
+
+std::optional<Symbol> ElfFile::find_in_table(std::uint32_t section_type,
+                                             std::string_view name) const {
+  std::optional<Symbol> found;
+  for_each_symbol(
+      section_type, [&](std::string_view sym_name, const GElf_Sym &sym) {
+        if (sym_name != name)
+          return false;
+        found = Symbol{std::string(name), sym.st_value, sym.st_size};
+        return true;
+      });
+  return found;
+}
+
+std::vector<Symbol> ElfFile::functions() const {
+  std::vector<Symbol> functions;
+  for (const std::uint32_t table : {SHT_SYMTAB, SHT_DYNSYM})
+    for_each_symbol(table, [&](std::string_view name, const GElf_Sym &sym) {
+      if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_value != 0)
+        functions.push_back({std::string(name), sym.st_value, sym.st_size});
+      return false;
+    });
+  std::sort(functions.begin(), functions.end(),
+            [](const Symbol &a, const Symbol &b) {
+              return a.value != b.value ? a.value < b.value : a.name < b.name;
+            });
+  functions.erase(std::unique(functions.begin(), functions.end(),
+                              [](const Symbol &a, const Symbol &b) {
+                                return a.value == b.value;
+                              }),
+                  functions.end());
+  return functions;
+}
+
+std::vector<CodeRange> ElfFile::code() const {
+  std::vector<CodeRange> ranges;
+  Elf_Scn *section = nullptr;
+  while ((section = elf_nextscn(elf_.get(), section)) != nullptr) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(section, &shdr) == nullptr ||
+        shdr.sh_type != SHT_PROGBITS || (shdr.sh_flags & SHF_EXECINSTR) == 0)
+      continue;
+    Elf_Data *data = elf_getdata(section, nullptr);
+    if (data != nullptr && data->d_buf != nullptr)
+      ranges.push_back(
+          {shdr.sh_addr,
+           {static_cast<const std::byte *>(data->d_buf), data->d_size}});
+  }
+  if (!ranges.empty())
+    return ranges;
+  std::size_t size = 0;
+  const char *raw = elf_rawfile(elf_.get(), &size);
+  for (const LoadSegment &load : loads_)
+    if ((load.flags & PF_X) != 0 && raw != nullptr &&
+        load.offset + load.filesz <= size)
+      ranges.push_back({load.vaddr,
+                        {reinterpret_cast<const std::byte *>(raw) + load.offset,
+                         load.filesz}});
+  return ranges;
+}
+
+std::vector<std::string> ElfFile::dynamic_strings(std::int64_t tag) const {
+  std::vector<std::string> strings;
+  Elf_Scn *section = nullptr;
+  while ((section = elf_nextscn(elf_.get(), section)) != nullptr) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(section, &shdr) == nullptr || shdr.sh_type != SHT_DYNAMIC)
+      continue;
+    Elf_Data *data = elf_getdata(section, nullptr);
+    if (data == nullptr || shdr.sh_entsize == 0)
+      continue;
+    for (std::size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; ++i) {
+      GElf_Dyn dyn;
+      if (gelf_getdyn(data, static_cast<int>(i), &dyn) == nullptr ||
+          dyn.d_tag != tag)
+        continue;
+      const char *text = elf_strptr(elf_.get(), shdr.sh_link, dyn.d_un.d_val);
+      if (text != nullptr)
+        strings.emplace_back(text);
+    }
+  }
+  return strings;
+}
+
+std::vector<std::string> ElfFile::needed() const {
+  return dynamic_strings(DT_NEEDED);
+}
+
+std::vector<std::string> ElfFile::run_paths() const {
+  std::vector<std::string> dirs;
+  auto lists = dynamic_strings(DT_RUNPATH);
+  if (lists.empty())
+    lists = dynamic_strings(DT_RPATH);
+  for (const std::string &list : lists) {
+    std::string_view rest = list;
+    while (!rest.empty()) {
+      const auto colon = std::min(rest.find(':'), rest.size());
+      dirs.emplace_back(rest.substr(0, colon));
+      rest.remove_prefix(std::min(colon + 1, rest.size()));
+    }
+  }
+  return dirs;
 }
 
 } // namespace cmc::decoder

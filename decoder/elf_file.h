@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,7 +29,14 @@ struct LoadSegment {
   std::uint32_t flags = 0; // PF_R | PF_W | PF_X
 };
 
-// An ELF executable opened read-only with elfutils.
+// Bytes of executable code at their link-time address; they stay valid
+// while the ElfFile lives.
+struct CodeRange {
+  std::uint64_t address = 0;
+  std::span<const std::byte> bytes;
+};
+
+// An ELF executable or shared library opened read-only with elfutils.
 class ElfFile {
 public:
   // Fails with a one-line reason for a missing file or a non-ELF file.
@@ -43,7 +51,13 @@ public:
   [[nodiscard]] const std::string &path() const { return path_; }
   // ET_DYN: the kernel or ld.so places it at a load bias (PIE, static-pie).
   [[nodiscard]] bool position_independent() const { return type_dyn_; }
-  [[nodiscard]] bool has_interpreter() const { return has_interp_; }
+  [[nodiscard]] bool has_interpreter() const {
+    return interpreter_.has_value();
+  }
+  // The PT_INTERP path ("/lib64/ld-linux-x86-64.so.2").
+  [[nodiscard]] const std::optional<std::string> &interpreter() const {
+    return interpreter_;
+  }
   [[nodiscard]] const std::vector<LoadSegment> &loads() const { return loads_; }
   // The lowest PT_LOAD p_vaddr rounded down to the page size: the address
   // that the mapping at file offset 0 has before relocation.
@@ -54,6 +68,15 @@ public:
   // A defined data or function symbol, looked up in .symtab, then .dynsym.
   [[nodiscard]] std::optional<Symbol> find_symbol(std::string_view name) const;
 
+  // Defined function symbols of .symtab and .dynsym, by address, once each.
+  [[nodiscard]] std::vector<Symbol> functions() const;
+  // The executable sections (SHF_EXECINSTR), or the executable PT_LOAD
+  // segments when the section headers are gone.
+  [[nodiscard]] std::vector<CodeRange> code() const;
+  // DT_NEEDED entries, and the DT_RUNPATH (else DT_RPATH) directories.
+  [[nodiscard]] std::vector<std::string> needed() const;
+  [[nodiscard]] std::vector<std::string> run_paths() const;
+
 private:
   struct ElfCloser {
     void operator()(Elf *elf) const;
@@ -61,12 +84,18 @@ private:
   ElfFile(std::string path, UniqueFd fd, Elf *elf);
   [[nodiscard]] std::optional<Symbol>
   find_in_table(std::uint32_t section_type, std::string_view name) const;
+  // Calls visit(name, sym) for every symbol of the tables of section_type.
+  template <typename Visit>
+  void for_each_symbol(std::uint32_t section_type, Visit visit) const;
+  // The strings of the dynamic entries with tag.
+  [[nodiscard]] std::vector<std::string>
+  dynamic_strings(std::int64_t tag) const;
 
   std::string path_;
   UniqueFd fd_;
   std::unique_ptr<Elf, ElfCloser> elf_;
   bool type_dyn_ = false;
-  bool has_interp_ = false;
+  std::optional<std::string> interpreter_;
   std::uint64_t entry_ = 0;
   std::vector<LoadSegment> loads_;
 };

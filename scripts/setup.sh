@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  build-essential cmake ninja-build pkg-config
+  build-essential binutils cmake ninja-build pkg-config
   libseccomp-dev libelf-dev libdw-dev libcapstone-dev libtbb-dev
   libunwind-dev libxxhash-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/check_command.h"
+#include "app/scan_command.h"
 #include "tracer/watchdog.h"
 #include "util/user_error.h"
 
@@ -42,6 +43,11 @@ int run(int argc, char **argv) {
       "--invariant sticky -- ./kv 7000\n\nExit status: 0 holds, 1 violation "
       "found, 2 usage error, 3 could not check.");
   cmc::app::add_check_options(*check, check_options);
+  cmc::app::ScanOptions scan_options;
+  CLI::App *scan = app.add_subcommand(
+      "scan", "List the syscall, sysenter and int 0x80 instructions of a "
+              "binary and of the libraries it loads (Capstone)");
+  cmc::app::add_scan_options(*scan, scan_options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &error) {
@@ -50,6 +56,8 @@ int run(int argc, char **argv) {
   }
   handle_interrupts();
   try {
+    if (scan->parsed())
+      return cmc::app::run_scan(scan_options);
     return cmc::app::run_check(check_options);
   } catch (const cmc::UserError &error) {
     std::fprintf(stderr, "cmc: %s\n", error.what());

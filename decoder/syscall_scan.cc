@@ -1,0 +1,192 @@
+#include "decoder/syscall_scan.h"
+
+#include <capstone/capstone.h>
+#include <seccomp.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <memory>
+
+#include <fmt/format.h>
+
+namespace cmc::decoder {
+namespace {
+
+// Capstone handle and instruction buffer, released on every path.
+struct Disassembler {
+  csh handle = 0;
+  cs_insn *insn = nullptr;
+  Disassembler(const Disassembler &) = delete;
+  Disassembler &operator=(const Disassembler &) = delete;
+  Disassembler() = default;
+  ~Disassembler() {
+    if (insn != nullptr)
+      cs_free(insn, 1);
+    if (handle != 0)
+      cs_close(&handle);
+  }
+};
+
+// The general-purpose registers: 64-, 32-, 16- and 8-bit names of each.
+constexpr std::array<std::array<x86_reg, 4>, 16> kRegisters{{
+    {X86_REG_RAX, X86_REG_EAX, X86_REG_AX, X86_REG_AL},
+    {X86_REG_RBX, X86_REG_EBX, X86_REG_BX, X86_REG_BL},
+    {X86_REG_RCX, X86_REG_ECX, X86_REG_CX, X86_REG_CL},
+    {X86_REG_RDX, X86_REG_EDX, X86_REG_DX, X86_REG_DL},
+    {X86_REG_RSI, X86_REG_ESI, X86_REG_SI, X86_REG_SIL},
+    {X86_REG_RDI, X86_REG_EDI, X86_REG_DI, X86_REG_DIL},
+    {X86_REG_RBP, X86_REG_EBP, X86_REG_BP, X86_REG_BPL},
+    {X86_REG_RSP, X86_REG_ESP, X86_REG_SP, X86_REG_SPL},
+    {X86_REG_R8, X86_REG_R8D, X86_REG_R8W, X86_REG_R8B},
+    {X86_REG_R9, X86_REG_R9D, X86_REG_R9W, X86_REG_R9B},
+    {X86_REG_R10, X86_REG_R10D, X86_REG_R10W, X86_REG_R10B},
+    {X86_REG_R11, X86_REG_R11D, X86_REG_R11W, X86_REG_R11B},
+    {X86_REG_R12, X86_REG_R12D, X86_REG_R12W, X86_REG_R12B},
+    {X86_REG_R13, X86_REG_R13D, X86_REG_R13W, X86_REG_R13B},
+    {X86_REG_R14, X86_REG_R14D, X86_REG_R14W, X86_REG_R14B},
+    {X86_REG_R15, X86_REG_R15D, X86_REG_R15W, X86_REG_R15B},
+}};
+
+struct RegisterName {
+  int index = -1;     // into kRegisters
+  bool whole = false; // 64 or 32 bits: a write defines the whole register
+};
+
+RegisterName register_name(unsigned reg) {
+  for (std::size_t i = 0; i < kRegisters.size(); ++i)
+    for (std::size_t width = 0; width < 4; ++width)
+      if (kRegisters[i][width] == reg)
+        return {static_cast<int>(i), width < 2};
+  return {};
+}
+
+// Values known to be in registers, from immediates and copies of them,
+// along a linear sweep: a heuristic, reset at every function start.
+class KnownRegisters {
+public:
+  void reset() { values_.fill(std::nullopt); }
+  [[nodiscard]] std::optional<long> eax() const { return values_[0]; }
+
+  void step(csh handle, const cs_insn &insn) {
+    const cs_x86 &x86 = insn.detail->x86;
+    std::optional<long> value;
+    bool defines = false;
+    if ((insn.id == X86_INS_MOV || insn.id == X86_INS_XOR) &&
+        x86.op_count == 2 && x86.operands[0].type == X86_OP_REG) {
+      const cs_x86_op &source = x86.operands[1];
+      if (insn.id == X86_INS_XOR) {
+        defines =
+            source.type == X86_OP_REG && source.reg == x86.operands[0].reg;
+        value = 0;
+      } else if (source.type == X86_OP_IMM) {
+        defines = true;
+        value = static_cast<long>(source.imm);
+      } else if (source.type == X86_OP_REG) {
+        const RegisterName from = register_name(source.reg);
+        defines = from.index >= 0 && from.whole;
+        value = defines ? values_[from.index] : std::nullopt;
+      }
+    }
+    forget_written(handle, insn);
+    const RegisterName to = register_name(x86.operands[0].reg);
+    if (defines && to.index >= 0 && to.whole)
+      values_[to.index] = value;
+  }
+
+private:
+  void forget_written(csh handle, const cs_insn &insn) {
+    cs_regs read{};
+    cs_regs written{};
+    std::uint8_t read_count = 0;
+    std::uint8_t written_count = 0;
+    if (cs_regs_access(handle, &insn, read, &read_count, written,
+                       &written_count) != CS_ERR_OK) {
+      reset();
+      return;
+    }
+    for (std::uint8_t i = 0; i < written_count; ++i)
+      if (const RegisterName name = register_name(written[i]); name.index >= 0)
+        values_[name.index] = std::nullopt;
+  }
+
+  std::array<std::optional<long>, 16> values_{};
+};
+
+const char *syscall_kind(const cs_insn &insn) {
+  if (insn.id == X86_INS_SYSCALL)
+    return "syscall";
+  if (insn.id == X86_INS_SYSENTER)
+    return "sysenter";
+  if (insn.id == X86_INS_INT && insn.detail->x86.op_count == 1 &&
+      insn.detail->x86.operands[0].imm == 0x80)
+    return "int 0x80";
+  return nullptr;
+}
+
+// Sweeps [range.address, range.address + size) linearly, restarting at the
+// function starts inside it.
+void sweep(const Disassembler &cs, const CodeRange &range,
+           const std::vector<Symbol> &functions,
+           std::vector<SyscallSite> &sites) {
+  const std::uint64_t end = range.address + range.bytes.size();
+  auto next_function = std::lower_bound(
+      functions.begin(), functions.end(), range.address,
+      [](const Symbol &f, std::uint64_t address) { return f.value < address; });
+  const Symbol *current = nullptr;
+  KnownRegisters known;
+  std::uint64_t address = range.address;
+  while (address < end) {
+    std::uint64_t limit = end;
+    while (next_function != functions.end() &&
+           next_function->value <= address) {
+      current = &*next_function++;
+      known.reset();
+    }
+    if (next_function != functions.end() && next_function->value < end)
+      limit = next_function->value;
+    const auto *code = reinterpret_cast<const std::uint8_t *>(
+        range.bytes.data() + (address - range.address));
+    std::size_t size = limit - address;
+    const std::uint64_t start = address;
+    while (cs_disasm_iter(cs.handle, &code, &size, &address, cs.insn)) {
+      if (const char *kind = syscall_kind(*cs.insn))
+        sites.push_back({cs.insn->address, kind,
+                         current != nullptr ? current->name : "", known.eax()});
+      known.step(cs.handle, *cs.insn);
+    }
+    // Bytes Capstone cannot decode (data, or AVX-512 that Capstone 4
+    // lacks): skip one and go on.
+    if (address < limit || address == start) {
+      ++address;
+      known.reset();
+    }
+  }
+}
+
+} // namespace
+
+std::string syscall_name(long number) {
+  char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64,
+                                                static_cast<int>(number));
+  const std::string text = name != nullptr ? name : "";
+  std::free(name);
+  return text;
+}
+
+Result<std::vector<SyscallSite>> scan_syscall_sites(const ElfFile &elf) {
+  Disassembler cs;
+  if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs.handle) != CS_ERR_OK ||
+      cs_option(cs.handle, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
+      (cs.insn = cs_malloc(cs.handle)) == nullptr)
+    return Error{"cannot start the Capstone disassembler"};
+  const std::vector<Symbol> functions = elf.functions();
+  std::vector<SyscallSite> sites;
+  for (const CodeRange &range : elf.code())
+    sweep(cs, range, functions, sites);
+  std::sort(sites.begin(), sites.end(),
+            [](const auto &a, const auto &b) { return a.address < b.address; });
+  return sites;
+}
+
+} // namespace cmc::decoder
