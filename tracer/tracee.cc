@@ -173,8 +173,6 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
     plan.argv.push_back(const_cast<char *>(arg.c_str()));
   plan.argv.push_back(nullptr);
 
-  // The child's stack until it execs; one per thread, reused.
-  thread_local std::array<char, 64 * 1024> stack;
 #ifdef __SANITIZE_ADDRESS__
   // AddressSanitizer's interceptors, called from a child that shares cmc's
   // memory, corrupt the parent's shadow state: sanitizer builds fork.
@@ -182,6 +180,8 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
   if (pid == 0)
     child_main(plan);
 #else
+  // The child's stack until it execs; one per thread, reused.
+  thread_local std::array<char, 64 * 1024> stack;
   const pid_t pid = clone(child_entry, stack.data() + stack.size(),
                           CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
 #endif
