@@ -87,26 +87,32 @@ std::optional<Symbol> ElfFile::find_symbol(std::string_view name) const {
 }
 
 template <typename Visit>
-void ElfFile::for_each_symbol(std::uint32_t section_type, Visit visit) const {
+void ElfFile::for_each_table(std::uint32_t section_type, Visit visit) const {
   Elf_Scn *section = nullptr;
   while ((section = elf_nextscn(elf_.get(), section)) != nullptr) {
     GElf_Shdr shdr;
     if (gelf_getshdr(section, &shdr) == nullptr || shdr.sh_type != section_type)
       continue;
     Elf_Data *data = elf_getdata(section, nullptr);
-    if (data == nullptr || shdr.sh_entsize == 0)
-      continue;
-    const std::size_t count = shdr.sh_size / shdr.sh_entsize;
-    for (std::size_t i = 0; i < count; ++i) {
+    if (data != nullptr && shdr.sh_entsize != 0)
+      visit(shdr, data, shdr.sh_size / shdr.sh_entsize);
+  }
+}
+
+template <typename Visit>
+void ElfFile::for_each_symbol(std::uint32_t section_type, Visit visit) const {
+  bool done = false;
+  for_each_table(section_type, [&](const GElf_Shdr &shdr, Elf_Data *data,
+                                   std::size_t count) {
+    for (std::size_t i = 0; i < count && !done; ++i) {
       GElf_Sym sym;
       if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr ||
           sym.st_shndx == SHN_UNDEF)
         continue;
       const char *name = elf_strptr(elf_.get(), shdr.sh_link, sym.st_name);
-      if (name != nullptr && visit(std::string_view(name), sym))
-        return;
+      done = name != nullptr && visit(std::string_view(name), sym);
     }
-  }
+  });
 }
 
 std::optional<Symbol> ElfFile::find_in_table(std::uint32_t section_type,
@@ -171,15 +177,9 @@ std::vector<CodeRange> ElfFile::code() const {
 
 std::vector<std::string> ElfFile::dynamic_strings(std::int64_t tag) const {
   std::vector<std::string> strings;
-  Elf_Scn *section = nullptr;
-  while ((section = elf_nextscn(elf_.get(), section)) != nullptr) {
-    GElf_Shdr shdr;
-    if (gelf_getshdr(section, &shdr) == nullptr || shdr.sh_type != SHT_DYNAMIC)
-      continue;
-    Elf_Data *data = elf_getdata(section, nullptr);
-    if (data == nullptr || shdr.sh_entsize == 0)
-      continue;
-    for (std::size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; ++i) {
+  for_each_table(SHT_DYNAMIC, [&](const GElf_Shdr &shdr, Elf_Data *data,
+                                  std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) {
       GElf_Dyn dyn;
       if (gelf_getdyn(data, static_cast<int>(i), &dyn) == nullptr ||
           dyn.d_tag != tag)
@@ -188,7 +188,7 @@ std::vector<std::string> ElfFile::dynamic_strings(std::int64_t tag) const {
       if (text != nullptr)
         strings.emplace_back(text);
     }
-  }
+  });
   return strings;
 }
 

@@ -84,7 +84,11 @@ private:
   ElfFile(std::string path, UniqueFd fd, Elf *elf);
   [[nodiscard]] std::optional<Symbol>
   find_in_table(std::uint32_t section_type, std::string_view name) const;
-  // Calls visit(name, sym) for every symbol of the tables of section_type.
+  // Calls visit(shdr, data, entry count) for every section of section_type.
+  template <typename Visit>
+  void for_each_table(std::uint32_t section_type, Visit visit) const;
+  // Calls visit(name, sym) for every defined symbol of the tables of
+  // section_type, until it returns true.
   template <typename Visit>
   void for_each_symbol(std::uint32_t section_type, Visit visit) const;
   // The strings of the dynamic entries with tag.

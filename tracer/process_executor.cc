@@ -148,10 +148,10 @@ Result<void> settle(Started &s, const TargetSpec &spec, const char *when) {
   return {};
 }
 
-Result<Started> start(const TargetSpec &spec, int netns, bool &located) {
+// Launches per launch (spec.launch joined to this worker's namespace).
+Result<Started> start(const TargetSpec &spec, const LaunchSpec &launch,
+                      bool &located) {
   Started s;
-  LaunchSpec launch = spec.launch;
-  launch.netns = netns;
   auto tracee = Tracee::spawn(launch);
   if (!tracee)
     return tracee.error();
@@ -162,7 +162,7 @@ Result<Started> start(const TargetSpec &spec, int netns, bool &located) {
   auto address = target_address(spec, *s.session);
   if (!address)
     return address.error();
-  auto connection = Connection::open(netns, *address);
+  auto connection = Connection::open(launch.netns, *address);
   if (!connection)
     return connection.error();
   s.connection = std::move(*connection);
@@ -195,8 +195,10 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
     if (!netns)
       return netns.error();
     netns_ = std::move(*netns);
+    launch_ = spec_->launch;
+    launch_.netns = netns_->fd();
   }
-  auto started = start(*spec_, netns_->fd(), located_);
+  auto started = start(*spec_, launch_, located_);
   if (!started)
     return started.error();
   Started &s = *started;

@@ -40,6 +40,7 @@ private:
   std::shared_ptr<const TargetSpec> spec_;
   // Made on the first run, on the thread that uses this executor.
   std::optional<NetworkNamespace> netns_;
+  LaunchSpec launch_; // spec_->launch, joining netns_
   // The first run found the bias from /proc/PID/maps, checked the regions
   // against the mappings and agreed with the auxiliary vector; later runs
   // take the bias from the auxiliary vector alone (cheaper to read).
