@@ -7,12 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "tracer/sources.h"
 #include "util/fingerprint.h"
 #include "util/result.h"
 
 namespace cmc::tracer {
 
-// Index of one step of the alphabet (a client message, later a clock tick).
+// Index of one step of the alphabet: the client messages in order, then the
+// clock tick when the search has one.
 using ActionId = std::uint16_t;
 
 // How the target failed while a step was in flight.
@@ -38,6 +40,8 @@ struct Observation {
   std::optional<Fault> fault;
   // Bytes the target sent back during the last step.
   std::string response;
+  // The sources of time and randomness the target used in this run.
+  Sources sources;
 };
 
 // Runs paths on a fresh target each time (stateless replay). The search

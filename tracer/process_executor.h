@@ -21,7 +21,11 @@ struct TargetSpec {
   std::vector<decoder::Region> regions;
   std::uint64_t load_base = 0;       // decoder::ElfFile::load_base
   std::uint64_t entry = 0;           // decoder::ElfFile::entry
-  std::vector<std::string> messages; // the alphabet: ActionId indexes it
+  // The alphabet: ActionId i < messages.size() sends messages[i]; with a
+  // tick, ActionId messages.size() advances the virtual clock by *tick.
+  std::vector<std::string> messages;
+  std::optional<std::chrono::nanoseconds> tick;
+  std::uint64_t seed = 0; // seeds getrandom, /dev/urandom and AT_RANDOM
   std::optional<std::uint16_t> port; // connect here instead of asking listen
   std::chrono::milliseconds step_timeout{10000};
 };

@@ -1,0 +1,35 @@
+#include "tracer/sources.h"
+
+#include "util/check.h"
+
+namespace cmc::tracer {
+namespace {
+
+constexpr std::array<SourceInfo, static_cast<std::size_t>(Source::kCount)>
+    kSources{{
+        {"clock_gettime", "virtual clock", true},
+        {"gettimeofday", "virtual clock", true},
+        {"time", "virtual clock", true},
+        {"clock_getres", "answered 1 ns", true},
+        {"getcpu", "answered CPU 0, node 0", true},
+        {"timed wait", "timeout fires on a tick past its deadline", true},
+        {"nanosleep", "wakes on a tick past its deadline", true},
+        {"getrandom", "seeded generator (--seed)", true},
+        {"/dev/urandom", "seeded generator (--seed)", true},
+        {"AT_RANDOM", "overwritten from the seed at exec", true},
+        {"rdtsc", "trapped (PR_SET_TSC), virtual clock", true},
+        {"rseq", "refused with ENOSYS", true},
+        {"io_uring_setup", "refused with ENOSYS", true},
+        {"rdrand", "not controlled: needs CPUID faulting", false},
+        {"times/getrusage/sysinfo", "not controlled: passed through", false},
+    }};
+
+} // namespace
+
+const SourceInfo &source_info(Source source) {
+  const auto row = static_cast<std::size_t>(source);
+  CMC_CHECK(row < kSources.size(), "unknown source");
+  return kSources[row];
+}
+
+} // namespace cmc::tracer
