@@ -34,12 +34,26 @@ Result<ElfFile> ElfFile::open(const std::string &path) {
   if (!fd.valid())
     return Error{fmt::format("cannot open {}: {}", path, std::strerror(errno))};
   Elf *elf = elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr);
+  return from_elf(path, std::move(fd), elf, {});
+}
+
+Result<ElfFile> ElfFile::from_image(std::string name,
+                                    std::vector<std::byte> image) {
+  if (!elf_library_ready())
+    return Error{"libelf is unusable (elf_version failed)"};
+  Elf *elf = elf_memory(reinterpret_cast<char *>(image.data()), image.size());
+  return from_elf(std::move(name), UniqueFd(), elf, std::move(image));
+}
+
+Result<ElfFile> ElfFile::from_elf(std::string path, UniqueFd fd, Elf *elf,
+                                  std::vector<std::byte> image) {
   if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) {
     if (elf != nullptr)
       elf_end(elf);
     return Error{fmt::format("{} is not an ELF file", path)};
   }
   ElfFile file(path, std::move(fd), elf);
+  file.image_ = std::move(image);
   GElf_Ehdr header;
   if (gelf_getehdr(elf, &header) == nullptr)
     return Error{fmt::format("{}: unreadable ELF header", path)};

@@ -41,6 +41,10 @@ class ElfFile {
 public:
   // Fails with a one-line reason for a missing file or a non-ELF file.
   [[nodiscard]] static Result<ElfFile> open(const std::string &path);
+  // An ELF image already in memory (the vDSO read from a target); name is
+  // used in messages.
+  [[nodiscard]] static Result<ElfFile> from_image(std::string name,
+                                                  std::vector<std::byte> image);
 
   ElfFile(ElfFile &&) noexcept = default;
   ElfFile &operator=(ElfFile &&) noexcept = default;
@@ -82,6 +86,10 @@ private:
     void operator()(Elf *elf) const;
   };
   ElfFile(std::string path, UniqueFd fd, Elf *elf);
+  // Checks the header and reads the program headers of a new Elf handle.
+  [[nodiscard]] static Result<ElfFile> from_elf(std::string path, UniqueFd fd,
+                                                Elf *elf,
+                                                std::vector<std::byte> image);
   [[nodiscard]] std::optional<Symbol>
   find_in_table(std::uint32_t section_type, std::string_view name) const;
   // Calls visit(shdr, data, entry count) for every section of section_type.
@@ -97,6 +105,7 @@ private:
 
   std::string path_;
   UniqueFd fd_;
+  std::vector<std::byte> image_; // the bytes of an in-memory image
   std::unique_ptr<Elf, ElfCloser> elf_;
   bool type_dyn_ = false;
   std::optional<std::string> interpreter_;

@@ -6,9 +6,12 @@
 #include <sys/socket.h>
 
 #include <array>
-#include <cstring>
 #include <ctime>
 #include <vector>
+
+#include <fmt/format.h>
+
+#include "tracer/virtual_clock.h"
 
 namespace cmc::tracer {
 namespace {
@@ -47,23 +50,78 @@ bool fd_blocks(const Tracee &tracee, int fd) {
   return poll(&entry, 1, 0) == 0;
 }
 
-// A timespec or timeval timeout argument: null waits forever, zero does
-// not wait.
-template <typename Timeout>
-Result<bool> timeout_waits(const Tracee &tracee, std::uint64_t address) {
-  if (address == 0)
-    return true;
-  auto timeout = tracee.read_value<Timeout>(address);
-  if (!timeout)
-    return timeout.error();
-  const Timeout zero{};
-  return std::memcmp(&*timeout, &zero, sizeof zero) != 0;
+// Where a waiting call keeps its timeout.
+struct TimeoutArg {
+  enum class Kind { kNone, kMillis, kTimespec, kTimeval };
+  Kind kind = Kind::kNone;
+  std::size_t index = 0;
+};
+
+TimeoutArg timeout_arg(Trap trap) {
+  using Kind = TimeoutArg::Kind;
+  switch (trap) {
+  case Trap::kPoll:
+    return {Kind::kMillis, 2};
+  case Trap::kPpoll:
+    return {Kind::kTimespec, 2};
+  case Trap::kSelect:
+    return {Kind::kTimeval, 4};
+  case Trap::kPselect:
+    return {Kind::kTimespec, 4};
+  case Trap::kEpollWait:
+    return {Kind::kMillis, 3};
+  case Trap::kEpollPwait2:
+    return {Kind::kTimespec, 3};
+  default:
+    return {};
+  }
+}
+
+// The call's timeout: nothing waits forever, zero does not wait.
+Result<std::optional<std::chrono::nanoseconds>>
+read_timeout(const Tracee &tracee, TimeoutArg arg,
+             const std::array<std::uint64_t, 6> &args) {
+  using std::chrono::nanoseconds;
+  using Kind = TimeoutArg::Kind;
+  const std::uint64_t value = args[arg.index];
+  switch (arg.kind) {
+  case Kind::kNone:
+    return std::optional<nanoseconds>();
+  case Kind::kMillis: {
+    const int millis = static_cast<int>(value);
+    if (millis < 0)
+      return std::optional<nanoseconds>();
+    return std::optional<nanoseconds>(std::chrono::milliseconds(millis));
+  }
+  case Kind::kTimespec: {
+    if (value == 0)
+      return std::optional<nanoseconds>();
+    auto time = tracee.read_value<timespec>(value);
+    if (!time)
+      return time.error();
+    return std::optional(from_timespec(*time));
+  }
+  case Kind::kTimeval: {
+    if (value == 0)
+      return std::optional<nanoseconds>();
+    auto time = tracee.read_value<timeval>(value);
+    if (!time)
+      return time.error();
+    return std::optional<nanoseconds>(std::chrono::seconds(time->tv_sec) +
+                                      std::chrono::microseconds(time->tv_usec));
+  }
+  }
+  return std::optional<nanoseconds>();
+}
+
+auto &argument_register(user_regs_struct &regs, std::size_t index) {
+  const std::array registers{
+      &regs.rdi, &regs.rsi, &regs.rdx, &regs.r10, &regs.r8, &regs.r9};
+  return *registers.at(index);
 }
 
 Result<bool> poll_blocks(const Tracee &tracee, std::uint64_t fds,
-                         std::uint64_t count, bool waits) {
-  if (!waits)
-    return false;
+                         std::uint64_t count) {
   std::vector<pollfd> wanted(count);
   const iovec remote{reinterpret_cast<void *>(fds), count * sizeof(pollfd)};
   if (auto read = tracee.read(std::span(&remote, 1),
@@ -74,10 +132,7 @@ Result<bool> poll_blocks(const Tracee &tracee, std::uint64_t fds,
 }
 
 Result<bool> select_blocks(const Tracee &tracee,
-                           const std::array<std::uint64_t, 6> &args,
-                           bool waits) {
-  if (!waits)
-    return false;
+                           const std::array<std::uint64_t, 6> &args) {
   const int nfds =
       static_cast<int>(std::min<std::uint64_t>(args[0], FD_SETSIZE));
   const std::array<short, 3> events{POLLIN, POLLOUT, POLLPRI};
@@ -95,11 +150,9 @@ Result<bool> select_blocks(const Tracee &tracee,
   return !any_ready(tracee, wanted);
 }
 
-} // namespace
-
-Result<bool> would_block(const Tracee &tracee, const TrappedSyscall &call,
-                         const user_regs_struct &regs) {
-  const auto args = arguments(regs);
+// Whether the call finds nothing ready, its timeout aside.
+Result<bool> nothing_ready(const Tracee &tracee, const TrappedSyscall &call,
+                           const std::array<std::uint64_t, 6> &args) {
   const int fd = static_cast<int>(args[0]);
   switch (call.trap) {
   case Trap::kFdInput:
@@ -107,40 +160,57 @@ Result<bool> would_block(const Tracee &tracee, const TrappedSyscall &call,
   case Trap::kRecv:
     return (args[call.flags_arg] & MSG_DONTWAIT) == 0 && fd_blocks(tracee, fd);
   case Trap::kPoll:
-    return poll_blocks(tracee, args[0], args[1],
-                       static_cast<int>(args[2]) != 0);
-  case Trap::kPpoll: {
-    auto waits = timeout_waits<timespec>(tracee, args[2]);
-    if (!waits)
-      return waits.error();
-    return poll_blocks(tracee, args[0], args[1], *waits);
-  }
-  case Trap::kSelect: {
-    auto waits = timeout_waits<timeval>(tracee, args[4]);
-    if (!waits)
-      return waits.error();
-    return select_blocks(tracee, args, *waits);
-  }
-  case Trap::kPselect: {
-    auto waits = timeout_waits<timespec>(tracee, args[4]);
-    if (!waits)
-      return waits.error();
-    return select_blocks(tracee, args, *waits);
-  }
+  case Trap::kPpoll:
+    return poll_blocks(tracee, args[0], args[1]);
+  case Trap::kSelect:
+  case Trap::kPselect:
+    return select_blocks(tracee, args);
   case Trap::kEpollWait:
-    return static_cast<int>(args[3]) != 0 &&
-           !any_ready(tracee, std::array{pollfd{fd, POLLIN, 0}});
-  case Trap::kEpollPwait2: {
-    auto waits = timeout_waits<timespec>(tracee, args[3]);
-    if (!waits)
-      return waits.error();
-    return *waits && !any_ready(tracee, std::array{pollfd{fd, POLLIN, 0}});
-  }
-  case Trap::kListen:
-  case Trap::kForeignArch:
+  case Trap::kEpollPwait2:
+    return !any_ready(tracee, std::array{pollfd{fd, POLLIN, 0}});
+  default:
     return false;
   }
-  return false;
+}
+
+} // namespace
+
+Result<Wait> would_block(const Tracee &tracee, const TrappedSyscall &call,
+                         const user_regs_struct &regs) {
+  const auto args = arguments(regs);
+  auto timeout = read_timeout(tracee, timeout_arg(call.trap), args);
+  if (!timeout)
+    return timeout.error();
+  if (*timeout && **timeout <= std::chrono::nanoseconds(0))
+    return Wait{};
+  auto blocks = nothing_ready(tracee, call, args);
+  if (!blocks)
+    return blocks.error();
+  return Wait{*blocks, *timeout};
+}
+
+Result<void> expire(Tracee &tracee, const TrappedSyscall &call,
+                    user_regs_struct regs) {
+  using Kind = TimeoutArg::Kind;
+  const TimeoutArg arg = timeout_arg(call.trap);
+  auto &value = argument_register(regs, arg.index);
+  switch (arg.kind) {
+  case Kind::kNone:
+    return Error{fmt::format("{} has no timeout to expire", call.name)};
+  case Kind::kMillis:
+    value = 0;
+    break;
+  case Kind::kTimespec:
+  case Kind::kTimeval: {
+    // Below the 128-byte red zone that leaf code may use under rsp.
+    value = (regs.rsp - 512) & ~std::uint64_t{15};
+    const std::array<std::byte, sizeof(timespec)> zero{};
+    if (auto written = tracee.write(value, zero); !written)
+      return written.error();
+    break;
+  }
+  }
+  return tracee.set_registers(regs);
 }
 
 } // namespace cmc::tracer

@@ -156,7 +156,9 @@ Result<Started> start(const TargetSpec &spec, const LaunchSpec &launch,
   if (!tracee)
     return tracee.error();
   s.tracee = std::move(*tracee);
-  s.session = std::make_unique<Session>(*s.tracee);
+  s.session = std::make_unique<Session>(*s.tracee, spec.seed);
+  if (auto controlled = s.session->take_control(); !controlled)
+    return controlled.error();
   if (auto settled = settle(s, spec, "before it waited for a client"); !settled)
     return settled.error();
   auto address = target_address(spec, *s.session);
@@ -173,6 +175,15 @@ Result<Started> start(const TargetSpec &spec, const LaunchSpec &launch,
     return reader.error();
   s.reader = std::move(*reader);
   return s;
+}
+
+// Sends a message, or moves the virtual clock on for the tick.
+Result<void> take_step(Started &s, const TargetSpec &spec, ActionId action) {
+  if (action < spec.messages.size())
+    return s.connection->send(spec.messages[action]);
+  CMC_CHECK(spec.tick.has_value() && action == spec.messages.size(),
+            "an action outside the alphabet");
+  return s.session->advance_clock(*spec.tick);
 }
 
 } // namespace
@@ -203,14 +214,19 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
     return started.error();
   Started &s = *started;
   Observation seen;
+  const auto record = [&](const std::vector<std::byte> &state) {
+    const auto clock = s.session->environment().clock().elapsed().count();
+    seen.fingerprints.push_back(
+        fingerprint_of(state, static_cast<std::uint64_t>(clock)));
+  };
   auto state = s.reader.read(*s.tracee);
   if (!state)
     return state.error();
-  seen.fingerprints.push_back(fingerprint_of(*state));
+  record(*state);
   for (std::size_t step = 0; step < path.size(); ++step) {
     seen.before = std::move(*state);
-    if (auto sent = s.connection->send(spec_->messages.at(path[step])); !sent)
-      return sent.error();
+    if (auto taken = take_step(s, *spec_, path[step]); !taken)
+      return taken.error();
     s.tracee->lease().arm(spec_->step_timeout);
     auto fault = s.session->run_until_quiescent();
     if (!fault)
@@ -219,15 +235,17 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
     if (*fault) {
       seen.fault = **fault;
       seen.fault->step = step;
+      seen.sources = s.session->environment().sources();
       return seen;
     }
     s.tracee->lease().disarm();
     state = s.reader.read(*s.tracee);
     if (!state)
       return state.error();
-    seen.fingerprints.push_back(fingerprint_of(*state));
+    record(*state);
   }
   seen.after = std::move(*state);
+  seen.sources = s.session->environment().sources();
   return seen;
 }
 

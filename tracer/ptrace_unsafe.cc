@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -49,6 +50,25 @@ Result<user_regs_struct> registers(pid_t pid) {
   return regs;
 }
 
+Result<void> set_registers(pid_t pid, const user_regs_struct &regs) {
+  if (ptrace(PTRACE_SETREGS, pid, nullptr, &regs) != 0)
+    return errno_error("PTRACE_SETREGS", pid);
+  return {};
+}
+
+Result<siginfo_t> signal_info(pid_t pid) {
+  siginfo_t info{};
+  if (ptrace(PTRACE_GETSIGINFO, pid, nullptr, &info) != 0)
+    return errno_error("PTRACE_GETSIGINFO", pid);
+  return info;
+}
+
+Result<WaitStatus> single_step(pid_t pid) {
+  if (ptrace(PTRACE_SINGLESTEP, pid, nullptr, 0) != 0)
+    return errno_error("PTRACE_SINGLESTEP", pid);
+  return wait_for(pid);
+}
+
 Result<WaitStatus> wait_for(pid_t pid) {
   int status = 0;
   while (waitpid(pid, &status, __WALL) < 0) {
@@ -68,6 +88,40 @@ Result<void> read_memory(pid_t pid, std::span<const iovec> remote,
   if (static_cast<std::size_t>(got) != local.size())
     return Error{fmt::format("process_vm_readv on pid {}: read {} of {} bytes",
                              pid, got, local.size())};
+  return {};
+}
+
+Result<void> write_memory(pid_t pid, std::uint64_t address,
+                          std::span<const std::byte> local) {
+  const iovec from{const_cast<std::byte *>(local.data()), local.size()};
+  const iovec to{reinterpret_cast<void *>(address), local.size()};
+  const ssize_t put = process_vm_writev(pid, &from, 1, &to, 1, 0);
+  if (put < 0)
+    return errno_error("process_vm_writev", pid);
+  if (static_cast<std::size_t>(put) != local.size())
+    return Error{fmt::format("process_vm_writev on pid {}: wrote {} of {} "
+                             "bytes",
+                             pid, put, local.size())};
+  return {};
+}
+
+Result<void> poke_memory(pid_t pid, std::uint64_t address,
+                         std::span<const std::byte> local) {
+  constexpr std::uint64_t kWord = sizeof(long);
+  const std::uint64_t end = address + local.size();
+  for (std::uint64_t word = address & ~(kWord - 1); word < end;
+       word += kWord) {
+    errno = 0;
+    long value = ptrace(PTRACE_PEEKDATA, pid, word, nullptr);
+    if (errno != 0)
+      return errno_error("PTRACE_PEEKDATA", pid);
+    auto bytes = std::as_writable_bytes(std::span(&value, 1));
+    for (std::uint64_t at = std::max(word, address);
+         at < std::min(word + kWord, end); ++at)
+      bytes[at - word] = local[at - address];
+    if (ptrace(PTRACE_POKEDATA, pid, word, value) != 0)
+      return errno_error("PTRACE_POKEDATA", pid);
+  }
   return {};
 }
 
@@ -95,6 +149,10 @@ int child_install_filter(const sock_fprog &program) {
   if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program) != 0)
     return -errno;
   return 0;
+}
+
+int child_trap_tsc() {
+  return prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) == 0 ? 0 : -errno;
 }
 
 } // namespace cmc::tracer::sys

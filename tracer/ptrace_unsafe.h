@@ -6,6 +6,7 @@
 // learn how from waitpid, it is not an error of cmc.
 
 #include <linux/filter.h>
+#include <csignal>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/user.h>
@@ -29,12 +30,27 @@ void resume(pid_t pid, int signal);
 // a seccomp stop, the new pid of a clone stop).
 [[nodiscard]] Result<unsigned long> event_message(pid_t pid);
 [[nodiscard]] Result<user_regs_struct> registers(pid_t pid);
+[[nodiscard]] Result<void> set_registers(pid_t pid,
+                                         const user_regs_struct &regs);
+// The siginfo of a signal-delivery stop.
+[[nodiscard]] Result<siginfo_t> signal_info(pid_t pid);
+// Executes one instruction of a stopped tracee, then waits for its stop.
+[[nodiscard]] Result<WaitStatus> single_step(pid_t pid);
 // Blocks until pid changes state; retries EINTR.
 [[nodiscard]] Result<WaitStatus> wait_for(pid_t pid);
 
 // Reads the remote ranges into local, which has the same total length.
 [[nodiscard]] Result<void> read_memory(pid_t pid, std::span<const iovec> remote,
                                        std::span<std::byte> local);
+
+// Writes local to the remote address: writable memory only.
+[[nodiscard]] Result<void> write_memory(pid_t pid, std::uint64_t address,
+                                        std::span<const std::byte> local);
+// Writes local over code or other read-only memory, a word at a time with
+// PTRACE_POKEDATA (which breaks copy-on-write as a debugger's breakpoint
+// does; process_vm_writev cannot write read-only pages).
+[[nodiscard]] Result<void> poke_memory(pid_t pid, std::uint64_t address,
+                                       std::span<const std::byte> local);
 
 [[nodiscard]] Result<UniqueFd> pidfd_open(pid_t pid);
 // A duplicate of the target's descriptor fd (same open file description),
@@ -45,5 +61,7 @@ void resume(pid_t pid, int signal);
 // Returns -errno on failure, 0 on success.
 int child_trace_me();
 int child_install_filter(const sock_fprog &program);
+// rdtsc and rdtscp raise SIGSEGV from now on (PR_SET_TSC), kept across exec.
+int child_trap_tsc();
 
 } // namespace cmc::tracer::sys

@@ -2,6 +2,10 @@
 
 #include <netinet/in.h>
 
+#include <cerrno>
+#include <csignal>
+#include <ctime>
+
 #include <fmt/format.h>
 
 #include "tracer/input_wait.h"
@@ -22,6 +26,14 @@ Error new_task_error(int event, unsigned long pid) {
 } // namespace
 
 Result<std::optional<Fault>> Session::run_until_quiescent() {
+  if (waiting_) {
+    auto still = still_waiting();
+    if (!still)
+      return still.error();
+    if (*still)
+      return std::optional<Fault>();
+    waiting_.reset();
+  }
   int signal = 0;
   while (true) {
     auto status = tracee_.resume_and_wait(signal);
@@ -46,11 +58,34 @@ Result<std::optional<Fault>> Session::run_until_quiescent() {
         tracee_.adopt(static_cast<pid_t>(*pid));
       return new_task_error(event, pid ? *pid : 0);
     }
-    // A signal-delivery stop: pass the signal on. Other event stops (exec)
-    // resume with no signal.
-    if (event == 0 && !status->group_stop())
-      signal = status->stop_signal();
+    if (event == PTRACE_EVENT_EXEC) {
+      // A new program, with a new vDSO and auxiliary vector.
+      if (auto controlled = take_control(); !controlled)
+        return controlled.error();
+      continue;
+    }
+    // A signal-delivery stop: pass the signal on unless cmc answers it.
+    // Other event stops resume with no signal.
+    if (event == 0 && !status->group_stop()) {
+      auto deliver = on_signal(status->stop_signal());
+      if (!deliver)
+        return deliver.error();
+      signal = *deliver;
+    }
   }
+}
+
+Result<void> Session::advance_clock(std::chrono::nanoseconds by) {
+  environment_.clock().advance(by);
+  if (!waiting_ || !waiting_->deadline ||
+      *waiting_->deadline > environment_.clock().elapsed())
+    return {};
+  const Waiting fired = *waiting_;
+  waiting_.reset();
+  const Trap trap = fired.call->trap;
+  if (trap == Trap::kSleep || trap == Trap::kClockSleep)
+    return skip(fired.regs, 0);
+  return expire(tracee_, *fired.call, fired.regs);
 }
 
 Fault Session::fault_of(const WaitStatus &status) const {
@@ -59,6 +94,18 @@ Fault Session::fault_of(const WaitStatus &status) const {
   if (status.exited())
     return Fault{Fault::Kind::kExit, status.exit_status()};
   return Fault{Fault::Kind::kSignal, status.term_signal()};
+}
+
+Result<void> Session::skip(user_regs_struct regs, long result) {
+  regs.orig_rax = static_cast<std::uint64_t>(-1);
+  regs.rax = static_cast<std::uint64_t>(result);
+  return tracee_.set_registers(regs);
+}
+
+Result<bool> Session::answer(const user_regs_struct &regs, long result) {
+  if (auto skipped = skip(regs, result); !skipped)
+    return skipped.error();
+  return false;
 }
 
 Result<bool> Session::on_seccomp_stop() {
@@ -74,11 +121,120 @@ Result<bool> Session::on_seccomp_stop() {
   auto regs = tracee_.registers();
   if (!regs)
     return regs.error();
-  if (call->trap == Trap::kListen) {
+  switch (call->trap) {
+  case Trap::kListen:
     listening_fd_ = static_cast<int>(regs->rdi);
     return false;
+  case Trap::kEmulate: {
+    environment_.note(*call->source, *regs);
+    auto result = environment_.emulate(tracee_, *call, *regs);
+    if (!result)
+      return result.error();
+    return answer(*regs, *result);
   }
-  return would_block(tracee_, *call, *regs);
+  case Trap::kRefuse:
+    environment_.note(*call->source, *regs);
+    return answer(*regs, -ENOSYS);
+  case Trap::kTimer:
+    return Error{fmt::format("the target arms a timer with {}(); cmc does "
+                             "not control timers yet (they would fire in "
+                             "real time)",
+                             call->name)};
+  case Trap::kPassThrough:
+    environment_.note(*call->source, *regs);
+    return false;
+  case Trap::kSleep:
+  case Trap::kClockSleep:
+    return on_sleep(*call, *regs);
+  default:
+    return on_wait(*call, *regs);
+  }
+}
+
+Result<bool> Session::on_sleep(const TrappedSyscall &call,
+                               const user_regs_struct &regs) {
+  environment_.note(Source::kSleep, regs);
+  const bool absolute =
+      call.trap == Trap::kClockSleep && (regs.rsi & TIMER_ABSTIME) != 0;
+  const std::uint64_t request = call.trap == Trap::kSleep ? regs.rdi : regs.rdx;
+  auto length = tracee_.read_value<timespec>(request);
+  if (!length)
+    return answer(regs, -EFAULT);
+  const VirtualClock &clock = environment_.clock();
+  std::optional<std::chrono::nanoseconds> deadline =
+      clock.elapsed() + from_timespec(*length);
+  if (absolute)
+    deadline = clock.elapsed_at(static_cast<clockid_t>(regs.rdi), *length);
+  if (!deadline)
+    return answer(regs, -EINVAL);
+  if (*deadline <= clock.elapsed())
+    return answer(regs, 0);
+  waiting_ = Waiting{&call, regs, deadline};
+  return true;
+}
+
+Result<bool> Session::on_wait(const TrappedSyscall &call,
+                              const user_regs_struct &regs) {
+  if (call.source == Source::kDevRandom) {
+    auto answered = environment_.random_read(tracee_, regs);
+    if (!answered)
+      return answered.error();
+    if (*answered)
+      return answer(regs, **answered);
+  }
+  auto wait = would_block(tracee_, call, regs);
+  if (!wait)
+    return wait.error();
+  if (!wait->blocks)
+    return false;
+  std::optional<std::chrono::nanoseconds> deadline;
+  if (wait->timeout) {
+    environment_.note(Source::kTimedWait, regs);
+    deadline = environment_.clock().elapsed() + *wait->timeout;
+  }
+  waiting_ = Waiting{&call, regs, deadline};
+  return true;
+}
+
+Result<bool> Session::still_waiting() const {
+  const Trap trap = waiting_->call->trap;
+  if (trap == Trap::kSleep || trap == Trap::kClockSleep)
+    return true;
+  auto wait = would_block(tracee_, *waiting_->call, waiting_->regs);
+  if (!wait)
+    return wait.error();
+  return wait->blocks;
+}
+
+Result<int> Session::on_signal(int signal) {
+  if (signal == SIGSEGV) {
+    auto emulated = environment_.emulate_tsc(tracee_);
+    if (!emulated)
+      return emulated.error();
+    if (*emulated)
+      return 0;
+    auto info = tracee_.signal_info();
+    const auto address =
+        info ? reinterpret_cast<std::uint64_t>(info->si_addr) : 0;
+    if (info && environment_.vdso().in_clock_pages(address)) {
+      auto regs = tracee_.registers();
+      return Error{fmt::format(
+          "the target read the kernel's clock page [vvar] at {:#x} (code at "
+          "{:#x}): a time read that bypasses the vDSO functions cmc "
+          "controls",
+          address, regs ? regs->rip : 0)};
+    }
+  }
+  if (signal == SIGILL) {
+    auto regs = tracee_.registers();
+    if (!regs)
+      return regs.error();
+    if (const auto *function = environment_.vdso().function_at(regs->rip))
+      return Error{fmt::format("the target called the vDSO function {}, "
+                               "which cmc does not control",
+                               function->name)};
+  }
+  return signal;
 }
 
 Result<std::optional<sockaddr_storage>> Session::listen_address() const {

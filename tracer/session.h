@@ -1,39 +1,78 @@
 #pragma once
 
 #include <sys/socket.h>
+#include <sys/user.h>
 
+#include <chrono>
 #include <optional>
-#include <variant>
 
+#include "tracer/environment.h"
 #include "tracer/executor.h"
 #include "tracer/tracee.h"
 #include "util/result.h"
 
 namespace cmc::tracer {
 
-// Drives one traced target from one quiescent point to the next, and learns
-// the address it listens on from its own listen().
+// Drives one traced target from one quiescent point to the next, answers
+// its reads of time and randomness from the Environment, and learns the
+// address it listens on from its own listen().
 class Session {
 public:
-  explicit Session(Tracee &tracee) : tracee_(tracee) {}
+  Session(Tracee &tracee, std::uint64_t seed)
+      : tracee_(tracee), environment_(seed) {}
+
+  // At the exec stop, before the target's first instruction.
+  [[nodiscard]] Result<void> take_control() {
+    return environment_.take_control(tracee_);
+  }
 
   // Runs the target until every thread waits for input that cmc has not
-  // sent (it is then stopped on entry to that call), or until it ends.
-  // Returns nothing when quiescent, the Fault when it died, exited or hung
-  // (step field unset), an Error when it cannot be followed.
+  // sent or for the virtual clock (it is then stopped on entry to that
+  // call), or until it ends. A target still waiting as it was is not
+  // resumed at all. Returns nothing when quiescent, the Fault when it died,
+  // exited or hung (step field unset), an Error when it cannot be followed
+  // or it reached for something cmc does not control.
   [[nodiscard]] Result<std::optional<Fault>> run_until_quiescent();
+
+  // Moves the virtual clock on. A wait or sleep whose deadline it passes
+  // times out when run_until_quiescent next resumes the target.
+  [[nodiscard]] Result<void> advance_clock(std::chrono::nanoseconds by);
 
   // The TCP address the target listens on, as a client reaches it
   // (a wildcard address becomes loopback). Nothing before listen().
   [[nodiscard]] Result<std::optional<sockaddr_storage>> listen_address() const;
 
+  [[nodiscard]] const Environment &environment() const { return environment_; }
+
 private:
+  // The call a quiescent target is stopped in.
+  struct Waiting {
+    const TrappedSyscall *call = nullptr;
+    user_regs_struct regs{};
+    // Elapsed virtual time at which it times out; nothing: never.
+    std::optional<std::chrono::nanoseconds> deadline;
+  };
+
   // True when the stop is quiescent.
   [[nodiscard]] Result<bool> on_seccomp_stop();
+  [[nodiscard]] Result<bool> on_sleep(const TrappedSyscall &call,
+                                      const user_regs_struct &regs);
+  [[nodiscard]] Result<bool> on_wait(const TrappedSyscall &call,
+                                     const user_regs_struct &regs);
+  // At a signal-delivery stop: the signal to deliver (0 when cmc handled
+  // it), or an Error when it shows an escape from cmc's control.
+  [[nodiscard]] Result<int> on_signal(int signal);
+  [[nodiscard]] Result<bool> still_waiting() const;
+  // Skips the system call at this stop; it returns result instead.
+  [[nodiscard]] Result<void> skip(user_regs_struct regs, long result);
+  // skip(), at a stop that is not quiescent: returns false.
+  [[nodiscard]] Result<bool> answer(const user_regs_struct &regs, long result);
   [[nodiscard]] Fault fault_of(const WaitStatus &status) const;
 
   Tracee &tracee_;
+  Environment environment_;
   std::optional<int> listening_fd_;
+  std::optional<Waiting> waiting_;
 };
 
 } // namespace cmc::tracer

@@ -3,8 +3,11 @@
 #include <linux/filter.h>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
+
+#include "tracer/sources.h"
 
 namespace cmc::tracer {
 
@@ -19,6 +22,12 @@ enum class Trap : std::uint8_t {
   kPselect,     // pselect6(nfds, r, w, e, timespec *, ...)
   kEpollWait,   // epoll_wait / epoll_pwait(epfd, events, max, timeout_ms)
   kEpollPwait2, // epoll_pwait2(epfd, events, max, timespec *, ...)
+  kSleep,       // nanosleep(req, rem)
+  kClockSleep,  // clock_nanosleep(clock, flags, req, rem)
+  kEmulate,     // answered by cmc from the virtual clock or the seed
+  kRefuse,      // fails with ENOSYS: it would bypass the tracer
+  kTimer,       // arms a timer cmc does not control: the check stops
+  kPassThrough, // runs, and the report lists it as not controlled
   kForeignArch, // a system call of another ABI (int 0x80 from x86-64)
 };
 
@@ -27,6 +36,8 @@ struct TrappedSyscall {
   const char *name;
   Trap trap;
   int flags_arg = -1; // kRecv: index of the flags argument
+  // The source of time or randomness it reads, for the report.
+  std::optional<Source> source = std::nullopt;
 };
 
 // The rows, in a fixed order: a row's index is the SECCOMP_RET_DATA of its

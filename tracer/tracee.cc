@@ -30,6 +30,7 @@ enum class Stage : int {
   kNetns,
   kLoopback,
   kTraceMe,
+  kTrapTsc,
   kSeccomp,
   kExec,
 };
@@ -41,6 +42,7 @@ const char *stage_name(Stage stage) {
       "entering its network namespace (cmc needs root or CAP_SYS_ADMIN)",
       "bringing up loopback in its network namespace",
       "PTRACE_TRACEME",
+      "trapping rdtsc (PR_SET_TSC)",
       "installing the seccomp filter",
       "execve",
   };
@@ -101,6 +103,8 @@ struct ChildPlan {
   }
   if (const int rc = sys::child_trace_me(); rc != 0)
     child_fail(plan, Stage::kTraceMe, -rc);
+  if (const int rc = sys::child_trap_tsc(); rc != 0)
+    child_fail(plan, Stage::kTrapTsc, -rc);
   if (const int rc = sys::child_install_filter(seccomp_program()); rc != 0)
     child_fail(plan, Stage::kSeccomp, -rc);
   execve(plan.program, plan.argv.data(), environ);
@@ -220,6 +224,52 @@ Result<WaitStatus> Tracee::resume_and_wait(int signal) {
 
 Result<user_regs_struct> Tracee::registers() const {
   return sys::registers(pid_);
+}
+
+Result<void> Tracee::set_registers(const user_regs_struct &regs) {
+  return sys::set_registers(pid_, regs);
+}
+
+Result<siginfo_t> Tracee::signal_info() const {
+  return sys::signal_info(pid_);
+}
+
+Result<void> Tracee::write(std::uint64_t address,
+                           std::span<const std::byte> bytes) {
+  return sys::write_memory(pid_, address, bytes);
+}
+
+Result<void> Tracee::patch_code(std::uint64_t address,
+                                std::span<const std::byte> bytes) {
+  return sys::poke_memory(pid_, address, bytes);
+}
+
+Result<long> Tracee::inject_syscall(std::uint64_t syscall_at, long nr,
+                                    const std::array<std::uint64_t, 3> &args) {
+  auto saved = registers();
+  if (!saved)
+    return saved.error();
+  user_regs_struct call = *saved;
+  call.rip = syscall_at;
+  call.rax = static_cast<std::uint64_t>(nr);
+  call.rdi = args[0];
+  call.rsi = args[1];
+  call.rdx = args[2];
+  if (auto set = set_registers(call); !set)
+    return set.error();
+  auto status = sys::single_step(pid_);
+  if (!status)
+    return status.error();
+  if (status->gone()) {
+    reaped_ = true;
+    return Error{"the target died in a system call cmc made for it"};
+  }
+  auto after = registers();
+  if (!after)
+    return after.error();
+  if (auto restored = set_registers(*saved); !restored)
+    return restored.error();
+  return static_cast<long>(after->rax);
 }
 
 Result<unsigned long> Tracee::event_message() const {

@@ -4,6 +4,8 @@
 #include <sys/uio.h>
 #include <sys/user.h>
 
+#include <array>
+#include <csignal>
 #include <memory>
 #include <optional>
 #include <span>
@@ -49,7 +51,22 @@ public:
   // Resumes the stopped target and waits for its next stop or its end.
   [[nodiscard]] Result<WaitStatus> resume_and_wait(int signal = 0);
   [[nodiscard]] Result<user_regs_struct> registers() const;
+  [[nodiscard]] Result<void> set_registers(const user_regs_struct &regs);
   [[nodiscard]] Result<unsigned long> event_message() const;
+  [[nodiscard]] Result<siginfo_t> signal_info() const;
+  // Writes bytes to writable memory of the target.
+  [[nodiscard]] Result<void> write(std::uint64_t address,
+                                   std::span<const std::byte> bytes);
+  // Writes bytes over the target's code (copy-on-write, as a breakpoint).
+  [[nodiscard]] Result<void> patch_code(std::uint64_t address,
+                                        std::span<const std::byte> bytes);
+  // Makes the stopped target run the system call nr(args) on the syscall
+  // instruction at syscall_at, with every register restored afterwards;
+  // the call must not be one the seccomp filter stops. Returns its result
+  // (-errno on failure).
+  [[nodiscard]] Result<long>
+  inject_syscall(std::uint64_t syscall_at, long nr,
+                 const std::array<std::uint64_t, 3> &args);
   [[nodiscard]] Result<void> read(std::span<const iovec> remote,
                                   std::span<std::byte> local) const;
   // Reads a value of type T at address in the target.

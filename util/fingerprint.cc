@@ -12,8 +12,9 @@ std::string Fingerprint::hex() const {
   return fmt::format("{:016x}{:016x}", high, low);
 }
 
-Fingerprint fingerprint_of(std::span<const std::byte> bytes) {
-  const auto hash = XXH3_128bits(bytes.data(), bytes.size());
+Fingerprint fingerprint_of(std::span<const std::byte> bytes,
+                           std::uint64_t extra) {
+  const auto hash = XXH3_128bits_withSeed(bytes.data(), bytes.size(), extra);
   return Fingerprint{hash.low64, hash.high64};
 }
 

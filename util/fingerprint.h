@@ -19,7 +19,11 @@ struct Fingerprint {
   [[nodiscard]] std::string hex() const;
 };
 
-[[nodiscard]] Fingerprint fingerprint_of(std::span<const std::byte> bytes);
+// The fingerprint of a state's bytes; extra is state that has no bytes in
+// the target (the virtual clock): it seeds the hash, and extra = 0 gives
+// the plain XXH3-128 of bytes.
+[[nodiscard]] Fingerprint fingerprint_of(std::span<const std::byte> bytes,
+                                         std::uint64_t extra = 0);
 
 // Probability that some two of n distinct states share a fingerprint,
 // assuming a uniform 128-bit hash: about n^2 / 2^129.

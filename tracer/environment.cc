@@ -1,0 +1,172 @@
+#include "tracer/environment.h"
+
+#include <cpuid.h>
+#include <elf.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/time.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "decoder/auxv.h"
+
+namespace cmc::tracer {
+namespace {
+
+// The CPU offers rdrand or rdseed, which only CPUID faulting could hide.
+bool cpu_has_rdrand() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool rdrand = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 &&
+                      (ecx & bit_RDRND) != 0;
+  const bool rdseed = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 &&
+                      (ebx & bit_RDSEED) != 0;
+  return rdrand || rdseed;
+}
+
+template <typename T> std::span<const std::byte> bytes_of(const T &value) {
+  return std::as_bytes(std::span(&value, 1));
+}
+
+// Writes value at address unless the address is null; false if the target
+// cannot take it (the call then fails with EFAULT).
+template <typename T>
+bool put(Tracee &tracee, std::uint64_t address, const T &value) {
+  return address == 0 || tracee.write(address, bytes_of(value)).ok();
+}
+
+constexpr long kFault = -EFAULT;
+
+} // namespace
+
+Result<void> Environment::take_control(Tracee &tracee) {
+  static const bool rdrand = cpu_has_rdrand();
+  if (rdrand)
+    note(Source::kRdrand, Via::kOther);
+  auto raw = tracee.proc_file("auxv");
+  if (!raw)
+    return raw.error();
+  const auto auxv = std::as_bytes(std::span(*raw));
+  if (const auto random = decoder::auxv_value(auxv, AT_RANDOM)) {
+    if (auto filled = fill_random(tracee, *random, 16); !filled)
+      return filled.error();
+    note(Source::kAtRandom, Via::kOther);
+  }
+  if (const auto base = decoder::auxv_value(auxv, AT_SYSINFO_EHDR)) {
+    auto layout = control_vdso(tracee, *base);
+    if (!layout)
+      return layout.error();
+    vdso_ = std::move(*layout);
+  }
+  return {};
+}
+
+void Environment::note(Source source, const user_regs_struct &regs) {
+  // rip is past the two-byte syscall instruction.
+  note(source, vdso_.in_vdso(regs.rip - 2) ? Via::kVdso : Via::kSyscall);
+}
+
+Result<void> Environment::fill_random(Tracee &tracee, std::uint64_t address,
+                                      std::uint64_t length) {
+  std::array<std::byte, 4096> chunk{};
+  for (std::uint64_t done = 0; done < length; done += chunk.size()) {
+    const std::size_t size = std::min<std::uint64_t>(chunk.size(), length - done);
+    for (std::size_t i = 0; i < size; i += 8) {
+      const std::uint64_t word = random_();
+      std::memcpy(&chunk[i], &word, std::min<std::size_t>(8, size - i));
+    }
+    if (auto written = tracee.write(address + done, std::span(chunk).first(size));
+        !written)
+      return written.error();
+  }
+  return {};
+}
+
+Result<long> Environment::emulate(Tracee &tracee, const TrappedSyscall &call,
+                                  const user_regs_struct &regs) {
+  const auto id = static_cast<clockid_t>(regs.rdi);
+  switch (*call.source) {
+  case Source::kClockGettime: {
+    const auto now = clock_.now(id);
+    if (!now)
+      return -EINVAL;
+    return put(tracee, regs.rsi, *now) ? 0 : kFault;
+  }
+  case Source::kGettimeofday: {
+    const timespec now = *clock_.now(CLOCK_REALTIME);
+    const timeval tv{now.tv_sec, now.tv_nsec / 1000};
+    const struct timezone utc {};
+    return put(tracee, regs.rdi, tv) && put(tracee, regs.rsi, utc) ? 0
+                                                                   : kFault;
+  }
+  case Source::kTime: {
+    const time_t seconds = clock_.now(CLOCK_REALTIME)->tv_sec;
+    return put(tracee, regs.rdi, seconds) ? seconds : kFault;
+  }
+  case Source::kClockGetres: {
+    if (!clock_.now(id))
+      return -EINVAL;
+    return put(tracee, regs.rsi, timespec{0, 1}) ? 0 : kFault;
+  }
+  case Source::kGetcpu: {
+    const unsigned zero = 0;
+    return put(tracee, regs.rdi, zero) && put(tracee, regs.rsi, zero) ? 0
+                                                                      : kFault;
+  }
+  case Source::kGetrandom: {
+    const std::uint64_t length =
+        std::min<std::uint64_t>(regs.rsi, std::uint64_t{32} << 20);
+    if (auto filled = fill_random(tracee, regs.rdi, length); !filled)
+      return kFault;
+    return static_cast<long>(length);
+  }
+  default:
+    return Error{fmt::format("cmc cannot emulate {}", call.name)};
+  }
+}
+
+Result<std::optional<long>> Environment::random_read(Tracee &tracee,
+                                                      const user_regs_struct &regs) {
+  auto file = tracee.duplicate_fd(static_cast<int>(regs.rdi));
+  struct stat info {};
+  if (!file || fstat(file->get(), &info) != 0 || !S_ISCHR(info.st_mode) ||
+      major(info.st_rdev) != 1 ||
+      (minor(info.st_rdev) != 8 && minor(info.st_rdev) != 9))
+    return std::optional<long>();
+  note(Source::kDevRandom, Via::kSyscall);
+  const std::uint64_t length =
+      std::min<std::uint64_t>(regs.rdx, std::uint64_t{32} << 20);
+  if (auto filled = fill_random(tracee, regs.rsi, length); !filled)
+    return std::optional<long>(kFault);
+  return std::optional(static_cast<long>(length));
+}
+
+Result<bool> Environment::emulate_tsc(Tracee &tracee) {
+  auto regs = tracee.registers();
+  if (!regs)
+    return regs.error();
+  std::array<std::uint8_t, 3> code{};
+  const iovec remote{reinterpret_cast<void *>(regs->rip), code.size()};
+  if (!tracee.read(std::span(&remote, 1), std::as_writable_bytes(std::span(code))))
+    return false;
+  const bool rdtsc = code[0] == 0x0f && code[1] == 0x31;
+  const bool rdtscp = code[0] == 0x0f && code[1] == 0x01 && code[2] == 0xf9;
+  if (!rdtsc && !rdtscp)
+    return false;
+  const std::uint64_t tsc = clock_.tsc();
+  regs->rax = tsc & 0xffffffff;
+  regs->rdx = tsc >> 32;
+  regs->rip += rdtsc ? 2 : 3;
+  if (rdtscp)
+    regs->rcx = 0; // IA32_TSC_AUX: CPU 0
+  note(Source::kRdtsc, Via::kOther);
+  if (auto set = tracee.set_registers(*regs); !set)
+    return set.error();
+  return true;
+}
+
+} // namespace cmc::tracer

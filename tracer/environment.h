@@ -1,0 +1,60 @@
+#pragma once
+
+#include <sys/user.h>
+
+#include <cstdint>
+#include <random>
+
+#include "tracer/sources.h"
+#include "tracer/syscall_table.h"
+#include "tracer/tracee.h"
+#include "tracer/vdso_control.h"
+#include "tracer/virtual_clock.h"
+#include "util/result.h"
+
+namespace cmc::tracer {
+
+// The world outside its memory that the target sees and cmc decides: the
+// virtual clock, random bytes from a seeded generator, the patched vDSO;
+// and the record of which of these sources the target used. One per run:
+// the same seed and steps give the same answers in the same order.
+class Environment {
+public:
+  explicit Environment(std::uint64_t seed) : random_(seed) {}
+
+  [[nodiscard]] VirtualClock &clock() { return clock_; }
+  [[nodiscard]] const VirtualClock &clock() const { return clock_; }
+  [[nodiscard]] const Sources &sources() const { return sources_; }
+  [[nodiscard]] const VdsoLayout &vdso() const { return vdso_; }
+
+  // At the exec stop: overwrites AT_RANDOM, patches the vDSO and protects
+  // its clock pages.
+  [[nodiscard]] Result<void> take_control(Tracee &tracee);
+
+  // Answers a Trap::kEmulate call at its seccomp stop; returns its result.
+  [[nodiscard]] Result<long> emulate(Tracee &tracee,
+                                     const TrappedSyscall &call,
+                                     const user_regs_struct &regs);
+  // Answers read(fd, buf, count) of /dev/urandom or /dev/random; nothing
+  // when fd is another file.
+  [[nodiscard]] Result<std::optional<long>>
+  random_read(Tracee &tracee, const user_regs_struct &regs);
+  // At a SIGSEGV stop: emulates the rdtsc or rdtscp at rip (PR_SET_TSC
+  // made it fault) and returns true, or returns false for another fault.
+  [[nodiscard]] Result<bool> emulate_tsc(Tracee &tracee);
+
+  // Records a source read by the system call whose stop has regs.
+  void note(Source source, const user_regs_struct &regs);
+  void note(Source source, Via via) { sources_.note(source, via); }
+
+private:
+  [[nodiscard]] Result<void> fill_random(Tracee &tracee, std::uint64_t address,
+                                         std::uint64_t length);
+
+  VirtualClock clock_;
+  std::mt19937_64 random_;
+  VdsoLayout vdso_;
+  Sources sources_;
+};
+
+} // namespace cmc::tracer

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <ctime>
+#include <optional>
+
+namespace cmc::tracer {
+
+// The target's time: a fixed instant at start, moved only by the search's
+// tick steps. Every clock the target can read derives from elapsed().
+class VirtualClock {
+public:
+  // CLOCK_REALTIME at start: 2026-01-01T00:00:00Z.
+  static constexpr std::chrono::seconds kRealtimeStart{1767225600};
+  // CLOCK_MONOTONIC and CLOCK_BOOTTIME at start (an uptime of 1000 s).
+  static constexpr std::chrono::seconds kMonotonicStart{1000};
+
+  [[nodiscard]] std::chrono::nanoseconds elapsed() const { return elapsed_; }
+  void advance(std::chrono::nanoseconds by) { elapsed_ += by; }
+
+  // The reading of clock id, or nothing for a clock Linux does not have.
+  // CPU-time clocks read the elapsed virtual time.
+  [[nodiscard]] std::optional<timespec> now(clockid_t id) const;
+  // The elapsed virtual time at which clock id shows absolute.
+  [[nodiscard]] std::optional<std::chrono::nanoseconds>
+  elapsed_at(clockid_t id, const timespec &absolute) const;
+  // The time stamp counter: one tick per virtual nanosecond.
+  [[nodiscard]] std::uint64_t tsc() const;
+
+private:
+  [[nodiscard]] std::optional<std::chrono::nanoseconds>
+  start_of(clockid_t id) const;
+
+  std::chrono::nanoseconds elapsed_{0};
+};
+
+[[nodiscard]] timespec to_timespec(std::chrono::nanoseconds time);
+[[nodiscard]] std::chrono::nanoseconds from_timespec(const timespec &time);
+
+} // namespace cmc::tracer
