@@ -110,9 +110,8 @@ VdsoFunction plan_for(const Symbol &symbol, std::uint64_t base) {
 
 Result<std::vector<VdsoFunction>>
 plan_vdso_patches(std::span<const std::byte> image) {
-  auto elf = ElfFile::from_image("the vDSO",
-                                 std::vector<std::byte>(image.begin(),
-                                                        image.end()));
+  auto elf = ElfFile::from_image(
+      "the vDSO", std::vector<std::byte>(image.begin(), image.end()));
   if (!elf)
     return elf.error();
   const std::uint64_t base = elf->load_base();
@@ -125,9 +124,9 @@ plan_vdso_patches(std::span<const std::byte> image) {
                                "for cmc's {}-byte patch",
                                function.name, function.size,
                                function.patch.size())};
-    auto first = check_entry(image.subspan(function.offset, function.size),
-                             symbol.value, function.patch.size(),
-                             function.name);
+    auto first =
+        check_entry(image.subspan(function.offset, function.size), symbol.value,
+                    function.patch.size(), function.name);
     if (!first)
       return first.error();
     function.first_instruction = std::move(*first);

@@ -6,12 +6,17 @@
  * unsigned char cmc_state[CELLS]; store mirrors them between a version
  * byte and a guard byte, so that any global can serve as the region.
  * Built with -DBUG, "SET a" also clears cell b: a set cell is lost.
+ *
+ * Built with -DCLOCK (demo clock_kv), every SET also stores the time it
+ * read with clock_gettime in last_set, a second region; and the BUG strikes
+ * only once 5 s have passed since the server started.
  */
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef CELLS
@@ -20,11 +25,29 @@
 
 unsigned char cmc_state[CELLS];
 unsigned char store[1 + CELLS + 1];
+struct timespec last_set;
+static struct timespec started;
+
+#ifdef BUG
+/* Whether the BUG may strike now. */
+static int bug_armed(void) {
+#ifdef CLOCK
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec - started.tv_sec >= 5;
+#else
+  return 1;
+#endif
+}
+#endif
 
 static void set_cell(int cell) {
   cmc_state[cell] = 1;
+#ifdef CLOCK
+  clock_gettime(CLOCK_REALTIME, &last_set);
+#endif
 #ifdef BUG
-  if (cell == 0 && CELLS > 1)
+  if (cell == 0 && CELLS > 1 && bug_armed())
     cmc_state[1] = 0;
 #endif
   memcpy(store + 1, cmc_state, CELLS);
@@ -73,6 +96,7 @@ int main(int argc, char **argv) {
   memset(cmc_state, 0, sizeof cmc_state);
   memset(store, 0, sizeof store);
   store[0] = 'K';
+  clock_gettime(CLOCK_MONOTONIC, &started);
   const int listener = socket(AF_INET, SOCK_STREAM, 0);
   const int on = 1;
   setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);

@@ -21,8 +21,8 @@ namespace {
 // The CPU offers rdrand or rdseed, which only CPUID faulting could hide.
 bool cpu_has_rdrand() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  const bool rdrand = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 &&
-                      (ecx & bit_RDRND) != 0;
+  const bool rdrand =
+      __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_RDRND) != 0;
   const bool rdseed = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 &&
                       (ebx & bit_RDSEED) != 0;
   return rdrand || rdseed;
@@ -74,12 +74,14 @@ Result<void> Environment::fill_random(Tracee &tracee, std::uint64_t address,
                                       std::uint64_t length) {
   std::array<std::byte, 4096> chunk{};
   for (std::uint64_t done = 0; done < length; done += chunk.size()) {
-    const std::size_t size = std::min<std::uint64_t>(chunk.size(), length - done);
+    const std::size_t size =
+        std::min<std::uint64_t>(chunk.size(), length - done);
     for (std::size_t i = 0; i < size; i += 8) {
       const std::uint64_t word = random_();
       std::memcpy(&chunk[i], &word, std::min<std::size_t>(8, size - i));
     }
-    if (auto written = tracee.write(address + done, std::span(chunk).first(size));
+    if (auto written =
+            tracee.write(address + done, std::span(chunk).first(size));
         !written)
       return written.error();
   }
@@ -100,8 +102,7 @@ Result<long> Environment::emulate(Tracee &tracee, const TrappedSyscall &call,
     const timespec now = *clock_.now(CLOCK_REALTIME);
     const timeval tv{now.tv_sec, now.tv_nsec / 1000};
     const struct timezone utc {};
-    return put(tracee, regs.rdi, tv) && put(tracee, regs.rsi, utc) ? 0
-                                                                   : kFault;
+    return put(tracee, regs.rdi, tv) && put(tracee, regs.rsi, utc) ? 0 : kFault;
   }
   case Source::kTime: {
     const time_t seconds = clock_.now(CLOCK_REALTIME)->tv_sec;
@@ -129,8 +130,8 @@ Result<long> Environment::emulate(Tracee &tracee, const TrappedSyscall &call,
   }
 }
 
-Result<std::optional<long>> Environment::random_read(Tracee &tracee,
-                                                      const user_regs_struct &regs) {
+Result<std::optional<long>>
+Environment::random_read(Tracee &tracee, const user_regs_struct &regs) {
   auto file = tracee.duplicate_fd(static_cast<int>(regs.rdi));
   struct stat info {};
   if (!file || fstat(file->get(), &info) != 0 || !S_ISCHR(info.st_mode) ||
@@ -151,7 +152,8 @@ Result<bool> Environment::emulate_tsc(Tracee &tracee) {
     return regs.error();
   std::array<std::uint8_t, 3> code{};
   const iovec remote{reinterpret_cast<void *>(regs->rip), code.size()};
-  if (!tracee.read(std::span(&remote, 1), std::as_writable_bytes(std::span(code))))
+  if (!tracee.read(std::span(&remote, 1),
+                   std::as_writable_bytes(std::span(code))))
     return false;
   const bool rdtsc = code[0] == 0x0f && code[1] == 0x31;
   const bool rdtscp = code[0] == 0x0f && code[1] == 0x01 && code[2] == 0xf9;

@@ -32,8 +32,7 @@ public:
   [[nodiscard]] Result<void> take_control(Tracee &tracee);
 
   // Answers a Trap::kEmulate call at its seccomp stop; returns its result.
-  [[nodiscard]] Result<long> emulate(Tracee &tracee,
-                                     const TrappedSyscall &call,
+  [[nodiscard]] Result<long> emulate(Tracee &tracee, const TrappedSyscall &call,
                                      const user_regs_struct &regs);
   // Answers read(fd, buf, count) of /dev/urandom or /dev/random; nothing
   // when fd is another file.

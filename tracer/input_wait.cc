@@ -115,8 +115,8 @@ read_timeout(const Tracee &tracee, TimeoutArg arg,
 }
 
 auto &argument_register(user_regs_struct &regs, std::size_t index) {
-  const std::array registers{
-      &regs.rdi, &regs.rsi, &regs.rdx, &regs.r10, &regs.r8, &regs.r9};
+  const std::array registers{&regs.rdi, &regs.rsi, &regs.rdx,
+                             &regs.r10, &regs.r8,  &regs.r9};
   return *registers.at(index);
 }
 

@@ -19,8 +19,8 @@ struct TargetSpec {
   LaunchSpec launch;
   // Regions at their link-time addresses; the load bias is added per run.
   std::vector<decoder::Region> regions;
-  std::uint64_t load_base = 0;       // decoder::ElfFile::load_base
-  std::uint64_t entry = 0;           // decoder::ElfFile::entry
+  std::uint64_t load_base = 0; // decoder::ElfFile::load_base
+  std::uint64_t entry = 0;     // decoder::ElfFile::entry
   // The alphabet: ActionId i < messages.size() sends messages[i]; with a
   // tick, ActionId messages.size() advances the virtual clock by *tick.
   std::vector<std::string> messages;

@@ -109,8 +109,7 @@ Result<void> poke_memory(pid_t pid, std::uint64_t address,
                          std::span<const std::byte> local) {
   constexpr std::uint64_t kWord = sizeof(long);
   const std::uint64_t end = address + local.size();
-  for (std::uint64_t word = address & ~(kWord - 1); word < end;
-       word += kWord) {
+  for (std::uint64_t word = address & ~(kWord - 1); word < end; word += kWord) {
     errno = 0;
     long value = ptrace(PTRACE_PEEKDATA, pid, word, nullptr);
     if (errno != 0)

@@ -5,8 +5,8 @@
 // audited together. ESRCH from any of them means the target died: callers
 // learn how from waitpid, it is not an error of cmc.
 
-#include <linux/filter.h>
 #include <csignal>
+#include <linux/filter.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/user.h>

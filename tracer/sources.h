@@ -23,8 +23,8 @@ enum class Source : std::uint8_t {
   kRdtsc,     // rdtsc and rdtscp, trapped by PR_SET_TSC
   kRseq,
   kIoUring,
-  kRdrand,     // rdrand/rdseed: no trap without CPUID faulting
-  kTimes,      // times(), getrusage(), sysinfo(): passed through
+  kRdrand, // rdrand/rdseed: no trap without CPUID faulting
+  kTimes,  // times(), getrusage(), sysinfo(): passed through
   kCount,
 };
 

@@ -230,9 +230,7 @@ Result<void> Tracee::set_registers(const user_regs_struct &regs) {
   return sys::set_registers(pid_, regs);
 }
 
-Result<siginfo_t> Tracee::signal_info() const {
-  return sys::signal_info(pid_);
-}
+Result<siginfo_t> Tracee::signal_info() const { return sys::signal_info(pid_); }
 
 Result<void> Tracee::write(std::uint64_t address,
                            std::span<const std::byte> bytes) {

@@ -24,9 +24,8 @@ struct KnownVdso {
   std::vector<std::pair<std::int64_t, std::uint64_t>> clock_pages;
 };
 
-Result<std::vector<std::byte>> read_image(const Tracee &tracee,
-                                          std::uint64_t base,
-                                          std::uint64_t size) {
+Result<std::vector<std::byte>>
+read_image(const Tracee &tracee, std::uint64_t base, std::uint64_t size) {
   std::vector<std::byte> image(size);
   const iovec remote{reinterpret_cast<void *>(base), size};
   if (auto read = tracee.read(std::span(&remote, 1), image); !read)
@@ -119,8 +118,8 @@ Result<VdsoLayout> control_vdso(Tracee &tracee, std::uint64_t vdso_base) {
     return known.error();
   std::optional<std::uint64_t> syscall_at;
   for (const decoder::VdsoFunction &function : *known->plan) {
-    if (auto patched = tracee.patch_code(vdso_base + function.offset,
-                                         function.patch);
+    if (auto patched =
+            tracee.patch_code(vdso_base + function.offset, function.patch);
         !patched)
       return Error{fmt::format("cannot patch the vDSO function {}: {}",
                                function.name, patched.error().message)};

@@ -1,0 +1,185 @@
+// The tracer's control of time and randomness, on the clocks target: the
+// real ptrace backend, driven directly through the Executor interface.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "decoder/elf_file.h"
+#include "decoder/region.h"
+#include "tests/integration/run_cmc.h"
+#include "tracer/process_executor.h"
+#include "tracer/virtual_clock.h"
+
+namespace cmc::testing {
+namespace {
+
+using std::chrono::seconds;
+using tracer::ActionId;
+using tracer::Source;
+using tracer::Via;
+
+// The alphabet of these tests.
+constexpr ActionId kSetB = 0;
+constexpr ActionId kTime = 1;
+constexpr ActionId kSleep = 2;
+constexpr ActionId kTick = 3;
+
+// Region bytes of clocks: cmc_state[3], entropy[40], times[4].
+constexpr std::size_t kEntropy = 3;
+constexpr std::size_t kTimes = kEntropy + 40;
+
+struct Clocks {
+  std::string mode = "poll";
+  std::chrono::nanoseconds tick = seconds(10);
+  std::uint64_t seed = 0;
+};
+
+std::shared_ptr<const tracer::TargetSpec> clocks_spec(const Clocks &options) {
+  auto spec = std::make_shared<tracer::TargetSpec>();
+  spec->launch.program = target("clocks");
+  spec->launch.argv = {spec->launch.program, options.mode, "7000"};
+  auto elf = decoder::ElfFile::open(spec->launch.program);
+  EXPECT_TRUE(elf.ok());
+  for (const char *name : {"cmc_state", "entropy", "times"}) {
+    auto region =
+        decoder::resolve_region(*decoder::parse_region_spec(name), *elf);
+    EXPECT_TRUE(region.ok());
+    spec->regions.push_back(*region);
+  }
+  spec->load_base = elf->load_base();
+  spec->entry = elf->entry();
+  spec->messages = {"SET b\n", "TIME\n", "SLEEP\n"};
+  spec->tick = options.tick;
+  spec->seed = options.seed;
+  return spec;
+}
+
+Result<tracer::Observation> run(const Clocks &options,
+                                std::vector<ActionId> path) {
+  tracer::ProcessExecutor executor(clocks_spec(options));
+  return executor.run(path);
+}
+
+std::vector<std::byte> bytes_after(const Clocks &options,
+                                   std::vector<ActionId> path) {
+  auto seen = run(options, std::move(path));
+  EXPECT_TRUE(seen.ok()) << (seen.ok() ? "" : seen.error().message);
+  EXPECT_FALSE(seen.ok() && seen->fault) << seen->fault->describe();
+  return seen.ok() ? seen->after : std::vector<std::byte>();
+}
+
+std::array<std::int64_t, 4> times_after(const Clocks &options,
+                                        std::vector<ActionId> path) {
+  const auto bytes = bytes_after(options, std::move(path));
+  std::array<std::int64_t, 4> times{};
+  if (bytes.size() == kTimes + sizeof times)
+    std::memcpy(times.data(), bytes.data() + kTimes, sizeof times);
+  return times;
+}
+
+class Control : public ::testing::Test {
+protected:
+  void TearDown() override {
+    EXPECT_TRUE(reap_leftovers().empty()) << "a target outlived its run";
+  }
+};
+
+TEST_F(Control, EveryClockReadsTheVirtualClockThroughThePatchedVdso) {
+  const std::int64_t start = tracer::VirtualClock::kRealtimeStart.count();
+  const std::int64_t uptime = tracer::VirtualClock::kMonotonicStart.count();
+  EXPECT_EQ(times_after({}, {kTime}),
+            (std::array<std::int64_t, 4>{start, start, start, uptime}));
+  EXPECT_EQ(times_after({}, {kTick, kTick, kTime}),
+            (std::array<std::int64_t, 4>{start + 20, start + 20, start + 20,
+                                         uptime + 20}));
+  auto seen = run({}, {kTime});
+  ASSERT_TRUE(seen.ok());
+  for (const Source source :
+       {Source::kClockGettime, Source::kGettimeofday, Source::kTime})
+    EXPECT_TRUE(seen->sources.used(source, Via::kVdso))
+        << tracer::source_info(source).name;
+  EXPECT_FALSE(seen->sources.used(Source::kClockGettime, Via::kSyscall));
+}
+
+TEST_F(Control, TheClockIsPartOfTheState) {
+  auto seen = run({.tick = seconds(1)}, {kTick});
+  ASSERT_TRUE(seen.ok());
+  EXPECT_EQ(seen->before, seen->after); // a 1 s tick fires nothing
+  EXPECT_NE(seen->fingerprints[0], seen->fingerprints[1]);
+}
+
+class TimedWait : public Control,
+                  public ::testing::WithParamInterface<const char *> {};
+
+TEST_P(TimedWait, FiresWhenATickPassesItsDeadline) {
+  const Clocks ten{GetParam(), seconds(10)};
+  EXPECT_EQ(bytes_after(ten, {}).at(0), std::byte{0});
+  EXPECT_EQ(bytes_after(ten, {kSetB}).at(0), std::byte{0});
+  EXPECT_EQ(bytes_after(ten, {kTick}).at(0), std::byte{1});
+  auto seen = run(ten, {kTick});
+  ASSERT_TRUE(seen.ok());
+  EXPECT_TRUE(seen->sources.used(Source::kTimedWait, Via::kSyscall));
+  // The deadline is 5 s after the wait began: four 1 s ticks are short.
+  const Clocks one{GetParam(), seconds(1)};
+  EXPECT_EQ(bytes_after(one, {kTick, kTick, kTick, kTick}).at(0), std::byte{0});
+  EXPECT_EQ(bytes_after(one, {kTick, kTick, kTick, kTick, kTick}).at(0),
+            std::byte{1});
+}
+
+INSTANTIATE_TEST_SUITE_P(Calls, TimedWait,
+                         ::testing::Values("poll", "ppoll", "select", "epoll"));
+
+TEST_F(Control, ASleepEndsOnATickAndNotBefore) {
+  auto asleep = run({}, {kSleep});
+  ASSERT_TRUE(asleep.ok());
+  EXPECT_FALSE(asleep->fault);
+  EXPECT_EQ(asleep->after.at(2), std::byte{0});
+  EXPECT_EQ(asleep->response, "");
+  auto woken = run({}, {kSleep, kTick});
+  ASSERT_TRUE(woken.ok());
+  EXPECT_EQ(woken->after.at(2), std::byte{1});
+  EXPECT_EQ(woken->response, "OK\n");
+  EXPECT_TRUE(woken->sources.used(Source::kSleep, Via::kSyscall));
+}
+
+TEST_F(Control, RandomnessComesFromTheSeed) {
+  const Clocks one{.mode = "entropy", .seed = 1};
+  const auto first = bytes_after(one, {});
+  ASSERT_EQ(first.size(), kTimes + 32);
+  const std::vector<std::byte> entropy(first.begin() + kEntropy,
+                                       first.begin() + kTimes);
+  EXPECT_NE(entropy, std::vector<std::byte>(entropy.size()));
+  EXPECT_EQ(bytes_after(one, {}), first);
+  const Clocks two{.mode = "entropy", .seed = 2};
+  const auto other = bytes_after(two, {});
+  ASSERT_EQ(other.size(), first.size());
+  // getrandom, /dev/urandom and AT_RANDOM follow the seed; rdtsc does not.
+  EXPECT_NE(std::memcmp(first.data() + kEntropy, other.data() + kEntropy, 8),
+            0);
+  EXPECT_NE(
+      std::memcmp(first.data() + kEntropy + 8, other.data() + kEntropy + 8, 8),
+      0);
+  EXPECT_NE(std::memcmp(first.data() + kEntropy + 16,
+                        other.data() + kEntropy + 16, 16),
+            0);
+  EXPECT_EQ(std::memcmp(first.data() + kEntropy + 32,
+                        other.data() + kEntropy + 32, 8),
+            0);
+  auto seen = run(one, {});
+  ASSERT_TRUE(seen.ok());
+  EXPECT_TRUE(seen->sources.used(Source::kGetrandom, Via::kSyscall));
+  EXPECT_TRUE(seen->sources.used(Source::kDevRandom, Via::kSyscall));
+  EXPECT_TRUE(seen->sources.used(Source::kAtRandom, Via::kOther));
+  EXPECT_TRUE(seen->sources.used(Source::kRdtsc, Via::kOther));
+}
+
+TEST_F(Control, AClockReadPastTheVdsoIsAnErrorNamingIt) {
+  auto seen = run({.mode = "vvar"}, {});
+  ASSERT_FALSE(seen.ok());
+  EXPECT_NE(seen.error().message.find("[vvar]"), std::string::npos)
+      << seen.error().message;
+}
+
+} // namespace
+} // namespace cmc::testing
