@@ -7,28 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "decoder/region.h"
 #include "tracer/executor.h"
 #include "tracer/network_namespace.h"
+#include "tracer/target_run.h"
 #include "tracer/tracee.h"
 
 namespace cmc::tracer {
-
-// What ProcessExecutor runs and reads.
-struct TargetSpec {
-  LaunchSpec launch;
-  // Regions at their link-time addresses; the load bias is added per run.
-  std::vector<decoder::Region> regions;
-  std::uint64_t load_base = 0; // decoder::ElfFile::load_base
-  std::uint64_t entry = 0;     // decoder::ElfFile::entry
-  // The alphabet: ActionId i < messages.size() sends messages[i]; with a
-  // tick, ActionId messages.size() advances the virtual clock by *tick.
-  std::vector<std::string> messages;
-  std::optional<std::chrono::nanoseconds> tick;
-  std::uint64_t seed = 0; // seeds getrandom, /dev/urandom and AT_RANDOM
-  std::optional<std::uint16_t> port; // connect here instead of asking listen
-  std::chrono::milliseconds step_timeout{10000};
-};
 
 // The real backend: each run() spawns the target under ptrace, connects
 // once it listens and waits, and sends one message per step.

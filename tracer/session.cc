@@ -121,7 +121,11 @@ Result<bool> Session::on_seccomp_stop() {
   auto regs = tracee_.registers();
   if (!regs)
     return regs.error();
+  // rip is past the two-byte syscall instruction.
+  observed_sites_.insert(regs->rip - 2);
   switch (call->trap) {
+  case Trap::kObserve:
+    return false;
   case Trap::kListen:
     listening_fd_ = static_cast<int>(regs->rdi);
     return false;

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <optional>
+#include <set>
 
 #include "tracer/environment.h"
 #include "tracer/executor.h"
@@ -43,6 +44,11 @@ public:
   [[nodiscard]] Result<std::optional<sockaddr_storage>> listen_address() const;
 
   [[nodiscard]] const Environment &environment() const { return environment_; }
+  // The addresses of the syscall instructions of every seccomp stop so far
+  // (with LaunchSpec::observe_all, of every system call the target made).
+  [[nodiscard]] const std::set<std::uint64_t> &observed_sites() const {
+    return observed_sites_;
+  }
 
 private:
   // The call a quiescent target is stopped in.
@@ -73,6 +79,7 @@ private:
   Environment environment_;
   std::optional<int> listening_fd_;
   std::optional<Waiting> waiting_;
+  std::set<std::uint64_t> observed_sites_;
 };
 
 } // namespace cmc::tracer

@@ -64,6 +64,7 @@ struct ChildPlan {
   bool aslr;
   bool show_output;
   int netns;
+  const sock_fprog *filter;
 };
 
 [[noreturn]] void child_fail(const ChildPlan &plan, Stage stage, int error) {
@@ -105,7 +106,7 @@ struct ChildPlan {
     child_fail(plan, Stage::kTraceMe, -rc);
   if (const int rc = sys::child_trap_tsc(); rc != 0)
     child_fail(plan, Stage::kTrapTsc, -rc);
-  if (const int rc = sys::child_install_filter(seccomp_program()); rc != 0)
+  if (const int rc = sys::child_install_filter(*plan.filter); rc != 0)
     child_fail(plan, Stage::kSeccomp, -rc);
   execve(plan.program, plan.argv.data(), environ);
   child_fail(plan, Stage::kExec, errno);
@@ -158,7 +159,6 @@ void Tracee::kill_and_reap() {
 }
 
 Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
-  (void)seccomp_program(); // built before fork: the child must not allocate
   static const UniqueFd dev_null(open("/dev/null", O_RDWR | O_CLOEXEC));
   std::array<int, 2> report{};
   if (!dev_null.valid() || pipe2(report.data(), O_CLOEXEC) != 0)
@@ -172,7 +172,9 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
                  report_write.get(),
                  spec.aslr,
                  spec.show_output,
-                 spec.netns};
+                 spec.netns,
+                 // Built before fork: the child must not allocate.
+                 &seccomp_program(spec.observe_all)};
   for (const std::string &arg : spec.argv)
     plan.argv.push_back(const_cast<char *>(arg.c_str()));
   plan.argv.push_back(nullptr);

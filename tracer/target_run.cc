@@ -1,0 +1,186 @@
+#include "tracer/target_run.h"
+
+#include <elf.h>
+#include <netinet/in.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <fmt/format.h>
+
+#include "decoder/auxv.h"
+#include "decoder/proc_maps.h"
+
+namespace cmc::tracer {
+
+Result<std::vector<std::byte>> StateReader::read(const Tracee &t) const {
+  std::vector<std::byte> bytes(total);
+  if (auto done = t.read(remote, bytes); !done)
+    return Error{"cannot read the regions: " + done.error().message};
+  return bytes;
+}
+
+namespace {
+
+StateReader reader_at(const TargetSpec &spec, std::uint64_t bias) {
+  StateReader reader;
+  for (const decoder::Region &region : spec.regions) {
+    reader.remote.push_back(
+        {reinterpret_cast<void *>(region.link_address + bias), region.length});
+    reader.total += region.length;
+  }
+  return reader;
+}
+
+// The load bias as the auxiliary vector gives it: AT_ENTRY - e_entry.
+Result<std::uint64_t> auxv_bias(const Tracee &tracee, const TargetSpec &spec) {
+  auto raw = tracee.proc_file("auxv");
+  if (!raw)
+    return raw.error();
+  const auto entry =
+      decoder::auxv_value(std::as_bytes(std::span(*raw)), AT_ENTRY);
+  if (!entry)
+    return Error{"the target's auxiliary vector has no AT_ENTRY"};
+  return *entry - spec.entry;
+}
+
+// The load bias from /proc/PID/maps, every region checked to lie in
+// readable mappings.
+Result<std::uint64_t> maps_bias(const Tracee &tracee, const TargetSpec &spec) {
+  auto text = tracee.proc_file("maps");
+  if (!text)
+    return text.error();
+  auto maps = decoder::parse_maps(*text);
+  if (!maps)
+    return maps.error();
+  struct stat exe {};
+  if (stat(fmt::format("/proc/{}/exe", tracee.pid()).c_str(), &exe) != 0)
+    return Error{"cannot stat the target's /proc/PID/exe"};
+  const decoder::FileId id{major(exe.st_dev), minor(exe.st_dev), exe.st_ino};
+  auto bias = decoder::load_bias(*maps, id, spec.load_base);
+  if (!bias)
+    return bias.error();
+  for (const decoder::Region &region : spec.regions) {
+    const std::uint64_t address = region.link_address + *bias;
+    if (!decoder::readable(*maps, address, region.length))
+      return Error{fmt::format(
+          "region '{}' ({} bytes at {:#x}, load bias {:#x}) is not in a "
+          "readable mapping of the target",
+          region.name, region.length, address, *bias)};
+  }
+  return bias;
+}
+
+// Where the regions are in this run: from maps on the first run (checked
+// against the auxiliary vector), from the auxiliary vector after that.
+Result<StateReader> locate_regions(const Tracee &tracee, const TargetSpec &spec,
+                                   bool &located) {
+  auto fast = auxv_bias(tracee, spec);
+  if (!fast)
+    return fast.error();
+  if (!located) {
+    auto bias = maps_bias(tracee, spec);
+    if (!bias)
+      return bias.error();
+    if (*bias != *fast)
+      return Error{fmt::format("the load bias from /proc/PID/maps ({:#x}) "
+                               "and from AT_ENTRY ({:#x}) disagree",
+                               *bias, *fast)};
+    located = true;
+  }
+  return reader_at(spec, *fast);
+}
+
+Error startup_error(const TargetSpec &spec, const Fault &fault,
+                    const char *when) {
+  return Error{fmt::format(
+      "the target {} {}{}", fault.describe(), when,
+      spec.launch.show_output ? ""
+                              : " (run with --show-output to see its output)")};
+}
+
+Result<sockaddr_storage> target_address(const TargetSpec &spec,
+                                        const Session &session) {
+  if (spec.port) {
+    sockaddr_storage address{};
+    auto &in4 = reinterpret_cast<sockaddr_in &>(address);
+    in4.sin_family = AF_INET;
+    in4.sin_port = htons(*spec.port);
+    in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return address;
+  }
+  auto address = session.listen_address();
+  if (!address)
+    return address.error();
+  if (!*address)
+    return Error{"the target waits for input but has not called listen(); "
+                 "is it a TCP server? (or give --port)"};
+  return **address;
+}
+
+} // namespace
+
+TargetRun::TargetRun(const TargetSpec &spec, std::unique_ptr<Tracee> tracee)
+    : spec_(&spec), tracee_(std::move(tracee)),
+      session_(std::make_unique<Session>(*tracee_, spec.seed)) {}
+
+Result<TargetRun> TargetRun::start(const TargetSpec &spec,
+                                   const LaunchSpec &launch, bool &located) {
+  auto tracee = Tracee::spawn(launch);
+  if (!tracee)
+    return tracee.error();
+  TargetRun run(spec, std::move(*tracee));
+  if (auto controlled = run.session_->take_control(); !controlled)
+    return controlled.error();
+  if (auto settled = run.settle("before it waited for a client"); !settled)
+    return settled.error();
+  auto address = target_address(spec, *run.session_);
+  if (!address)
+    return address.error();
+  auto connection = Connection::open(launch.netns, *address);
+  if (!connection)
+    return connection.error();
+  run.connection_ = std::move(*connection);
+  if (auto settled = run.settle("after cmc connected"); !settled)
+    return settled.error();
+  auto reader = locate_regions(*run.tracee_, spec, located);
+  if (!reader)
+    return reader.error();
+  run.reader_ = std::move(*reader);
+  return run;
+}
+
+// A fault while starting means the target cannot be checked at all.
+Result<void> TargetRun::settle(const char *when) {
+  tracee_->lease().arm(spec_->step_timeout);
+  auto fault = session_->run_until_quiescent();
+  tracee_->lease().disarm();
+  if (!fault)
+    return fault.error();
+  if (*fault)
+    return startup_error(*spec_, **fault, when);
+  return {};
+}
+
+Fingerprint TargetRun::fingerprint(std::span<const std::byte> state) const {
+  const auto clock = session_->environment().clock().elapsed().count();
+  return fingerprint_of(state, static_cast<std::uint64_t>(clock));
+}
+
+Result<std::optional<Fault>> TargetRun::step(ActionId action) {
+  if (action < spec_->messages.size()) {
+    if (auto sent = connection_->send(spec_->messages[action]); !sent)
+      return sent.error();
+  } else {
+    CMC_CHECK(spec_->tick.has_value() && action == spec_->messages.size(),
+              "an action outside the alphabet");
+    if (auto ticked = session_->advance_clock(*spec_->tick); !ticked)
+      return ticked.error();
+  }
+  tracee_->lease().arm(spec_->step_timeout);
+  auto fault = session_->run_until_quiescent();
+  if (fault && !*fault)
+    tracee_->lease().disarm();
+  return fault;
+}
+
+} // namespace cmc::tracer

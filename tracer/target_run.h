@@ -1,0 +1,79 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "decoder/region.h"
+#include "tracer/connection.h"
+#include "tracer/executor.h"
+#include "tracer/session.h"
+#include "tracer/tracee.h"
+
+namespace cmc::tracer {
+
+// What a run of the target starts and reads.
+struct TargetSpec {
+  LaunchSpec launch;
+  // Regions at their link-time addresses; the load bias is added per run.
+  std::vector<decoder::Region> regions;
+  std::uint64_t load_base = 0; // decoder::ElfFile::load_base
+  std::uint64_t entry = 0;     // decoder::ElfFile::entry
+  // The alphabet: ActionId i < messages.size() sends messages[i]; with a
+  // tick, ActionId messages.size() advances the virtual clock by *tick.
+  std::vector<std::string> messages;
+  std::optional<std::chrono::nanoseconds> tick;
+  std::uint64_t seed = 0; // seeds getrandom, /dev/urandom and AT_RANDOM
+  std::optional<std::uint16_t> port; // connect here instead of asking listen
+  std::chrono::milliseconds step_timeout{10000};
+};
+
+// Where the regions are in one run of the target.
+struct StateReader {
+  std::vector<iovec> remote;
+  std::size_t total = 0;
+
+  [[nodiscard]] Result<std::vector<std::byte>> read(const Tracee &t) const;
+};
+
+// One run of the target: started under the tracer, connected and in its
+// initial state, then taking steps one at a time.
+class TargetRun {
+public:
+  // Launches per launch (spec.launch, joined to a worker's network
+  // namespace). located: whether an earlier run of this worker checked the
+  // load bias against /proc/PID/maps (then the auxiliary vector suffices);
+  // set by the first run.
+  [[nodiscard]] static Result<TargetRun>
+  start(const TargetSpec &spec, const LaunchSpec &launch, bool &located);
+
+  // The region bytes now.
+  [[nodiscard]] Result<std::vector<std::byte>> read_state() const {
+    return reader_.read(*tracee_);
+  }
+  // The fingerprint of a state read now: its bytes and the virtual clock.
+  [[nodiscard]] Fingerprint fingerprint(std::span<const std::byte> state) const;
+  // Sends a message or ticks the clock, then runs the target until it is
+  // quiescent; the Fault (step unset) if it died, exited or hung.
+  [[nodiscard]] Result<std::optional<Fault>> step(ActionId action);
+  // What the target sent back since the last drain.
+  [[nodiscard]] std::string drain() { return connection_->drain(); }
+
+  [[nodiscard]] Tracee &tracee() { return *tracee_; }
+  [[nodiscard]] const Session &session() const { return *session_; }
+
+private:
+  TargetRun(const TargetSpec &spec, std::unique_ptr<Tracee> tracee);
+  [[nodiscard]] Result<void> settle(const char *when);
+
+  const TargetSpec *spec_;
+  std::unique_ptr<Tracee> tracee_;
+  std::unique_ptr<Session> session_;
+  std::optional<Connection> connection_;
+  StateReader reader_;
+};
+
+} // namespace cmc::tracer
