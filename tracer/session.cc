@@ -58,6 +58,11 @@ Result<std::optional<Fault>> Session::run_until_quiescent() {
         tracee_.adopt(static_cast<pid_t>(*pid));
       return new_task_error(event, pid ? *pid : 0);
     }
+    if (event == PTRACE_EVENT_EXIT) {
+      if (auto maps = tracee_.proc_file("maps"))
+        maps_at_exit_ = std::move(*maps);
+      continue;
+    }
     if (event == PTRACE_EVENT_EXEC) {
       // A new program, with a new vDSO and auxiliary vector.
       if (auto controlled = take_control(); !controlled)

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <optional>
 #include <set>
+#include <string>
 
 #include "tracer/environment.h"
 #include "tracer/executor.h"
@@ -49,6 +50,11 @@ public:
   [[nodiscard]] const std::set<std::uint64_t> &observed_sites() const {
     return observed_sites_;
   }
+  // The target's /proc/PID/maps as it exited (with LaunchSpec::observe_all,
+  // which stops it there), to place the observed sites.
+  [[nodiscard]] const std::string &maps_at_exit() const {
+    return maps_at_exit_;
+  }
 
 private:
   // The call a quiescent target is stopped in.
@@ -80,6 +86,7 @@ private:
   std::optional<int> listening_fd_;
   std::optional<Waiting> waiting_;
   std::set<std::uint64_t> observed_sites_;
+  std::string maps_at_exit_;
 };
 
 } // namespace cmc::tracer

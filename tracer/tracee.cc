@@ -207,7 +207,7 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
   if (!status->stopped() || status->stop_signal() != SIGTRAP)
     return Error{fmt::format("cannot start {}: unexpected stop {} after exec",
                              spec.program, signal_name(status->stop_signal()))};
-  if (auto set = sys::set_options(pid); !set)
+  if (auto set = sys::set_options(pid, spec.observe_all); !set)
     return set.error();
   auto pidfd = sys::pidfd_open(pid);
   if (!pidfd)
