@@ -2,7 +2,9 @@
 
 #include <cpuid.h>
 #include <elf.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
 
@@ -62,7 +64,46 @@ Result<void> Environment::take_control(Tracee &tracee) {
       return layout.error();
     vdso_ = std::move(*layout);
   }
+  const auto entry = decoder::auxv_value(auxv, AT_ENTRY);
+  if (!entry)
+    return Error{"the target's auxiliary vector has no AT_ENTRY"};
+  const iovec remote{reinterpret_cast<void *>(*entry), entry_code_.size()};
+  if (auto read = tracee.read(std::span(&remote, 1), entry_code_); !read)
+    return Error{"cannot read the target's entry point: " +
+                 read.error().message};
+  if (auto planted = tracee.patch_code(*entry, std::array{std::byte{0xcc}});
+      !planted)
+    return planted.error();
+  entry_ = *entry;
   return {};
+}
+
+Result<bool> Environment::at_entry(Tracee &tracee) {
+  auto regs = tracee.registers();
+  if (!regs)
+    return regs.error();
+  if (!entry_ || regs->rip != *entry_ + 1)
+    return false;
+  const std::uint64_t entry = *entry_;
+  entry_.reset();
+  // The prctl runs on a syscall instruction written over the entry for it.
+  if (auto written = tracee.patch_code(
+          entry, std::array{std::byte{0x0f}, std::byte{0x05}});
+      !written)
+    return written.error();
+  auto trapped =
+      tracee.inject_syscall(entry, SYS_prctl, {PR_SET_TSC, PR_TSC_SIGSEGV, 0});
+  if (!trapped)
+    return trapped.error();
+  if (*trapped != 0)
+    return Error{fmt::format("cannot trap the target's rdtsc (PR_SET_TSC): {}",
+                             std::strerror(static_cast<int>(-*trapped)))};
+  if (auto restored = tracee.patch_code(entry, entry_code_); !restored)
+    return restored.error();
+  regs->rip = entry;
+  if (auto set = tracee.set_registers(*regs); !set)
+    return set.error();
+  return true;
 }
 
 void Environment::note(Source source, const user_regs_struct &regs) {

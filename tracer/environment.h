@@ -2,7 +2,9 @@
 
 #include <sys/user.h>
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <random>
 
 #include "tracer/sources.h"
@@ -27,9 +29,15 @@ public:
   [[nodiscard]] const Sources &sources() const { return sources_; }
   [[nodiscard]] const VdsoLayout &vdso() const { return vdso_; }
 
-  // At the exec stop: overwrites AT_RANDOM, patches the vDSO and protects
-  // its clock pages.
+  // At the exec stop: overwrites AT_RANDOM, patches the vDSO, protects its
+  // clock pages and plants a breakpoint at the program's entry point.
   [[nodiscard]] Result<void> take_control(Tracee &tracee);
+  // At a SIGTRAP stop: if it is the entry breakpoint, removes it and makes
+  // rdtsc and rdtscp fault from now on (PR_SET_TSC), so cmc can answer
+  // them; returns false for another SIGTRAP. (Trapping from the exec on
+  // would also stop on ld.so's eight start-up timing reads, ~200 us a
+  // spawn, whose values only ld.so's LD_DEBUG=statistics ever shows.)
+  [[nodiscard]] Result<bool> at_entry(Tracee &tracee);
 
   // Answers a Trap::kEmulate call at its seccomp stop; returns its result.
   [[nodiscard]] Result<long> emulate(Tracee &tracee, const TrappedSyscall &call,
@@ -54,6 +62,9 @@ private:
   std::mt19937_64 random_;
   VdsoLayout vdso_;
   Sources sources_;
+  // The planted entry breakpoint and the code it replaced.
+  std::optional<std::uint64_t> entry_;
+  std::array<std::byte, 2> entry_code_{};
 };
 
 } // namespace cmc::tracer

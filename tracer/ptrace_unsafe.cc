@@ -111,10 +111,14 @@ Result<void> poke_memory(pid_t pid, std::uint64_t address,
   constexpr std::uint64_t kWord = sizeof(long);
   const std::uint64_t end = address + local.size();
   for (std::uint64_t word = address & ~(kWord - 1); word < end; word += kWord) {
-    errno = 0;
-    long value = ptrace(PTRACE_PEEKDATA, pid, word, nullptr);
-    if (errno != 0)
-      return errno_error("PTRACE_PEEKDATA", pid);
+    long value = 0;
+    if (word < address || word + kWord > end) {
+      // A partial word: keep the bytes around the patch.
+      errno = 0;
+      value = ptrace(PTRACE_PEEKDATA, pid, word, nullptr);
+      if (errno != 0)
+        return errno_error("PTRACE_PEEKDATA", pid);
+    }
     auto bytes = std::as_writable_bytes(std::span(&value, 1));
     for (std::uint64_t at = std::max(word, address);
          at < std::min(word + kWord, end); ++at)
@@ -149,10 +153,6 @@ int child_install_filter(const sock_fprog &program) {
   if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program) != 0)
     return -errno;
   return 0;
-}
-
-int child_trap_tsc() {
-  return prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) == 0 ? 0 : -errno;
 }
 
 } // namespace cmc::tracer::sys

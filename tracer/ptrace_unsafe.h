@@ -62,7 +62,5 @@ void resume(pid_t pid, int signal);
 // Returns -errno on failure, 0 on success.
 int child_trace_me();
 int child_install_filter(const sock_fprog &program);
-// rdtsc and rdtscp raise SIGSEGV from now on (PR_SET_TSC), kept across exec.
-int child_trap_tsc();
 
 } // namespace cmc::tracer::sys

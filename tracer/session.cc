@@ -11,6 +11,7 @@
 #include "tracer/input_wait.h"
 #include "tracer/syscall_table.h"
 #include "tracer/watchdog.h"
+#include "util/log.h"
 
 namespace cmc::tracer {
 namespace {
@@ -128,6 +129,8 @@ Result<bool> Session::on_seccomp_stop() {
     return regs.error();
   // rip is past the two-byte syscall instruction.
   observed_sites_.insert(regs->rip - 2);
+  CMC_LOG_DEBUG("tracer", "pid {}: {} at {:#x}", tracee_.pid(), call->name,
+                regs->rip - 2);
   switch (call->trap) {
   case Trap::kObserve:
     return false;
@@ -216,6 +219,8 @@ Result<bool> Session::still_waiting() const {
 }
 
 Result<int> Session::on_signal(int signal) {
+  CMC_LOG_DEBUG("tracer", "pid {}: signal {}", tracee_.pid(),
+                signal_name(signal));
   if (signal == SIGSEGV) {
     auto emulated = environment_.emulate_tsc(tracee_);
     if (!emulated)
@@ -233,6 +238,13 @@ Result<int> Session::on_signal(int signal) {
           "controls",
           address, regs ? regs->rip : 0)};
     }
+  }
+  if (signal == SIGTRAP) {
+    auto entered = environment_.at_entry(tracee_);
+    if (!entered)
+      return entered.error();
+    if (*entered)
+      return 0;
   }
   if (signal == SIGILL) {
     auto regs = tracee_.registers();

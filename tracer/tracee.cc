@@ -30,7 +30,6 @@ enum class Stage : int {
   kNetns,
   kLoopback,
   kTraceMe,
-  kTrapTsc,
   kSeccomp,
   kExec,
 };
@@ -42,7 +41,6 @@ const char *stage_name(Stage stage) {
       "entering its network namespace (cmc needs root or CAP_SYS_ADMIN)",
       "bringing up loopback in its network namespace",
       "PTRACE_TRACEME",
-      "trapping rdtsc (PR_SET_TSC)",
       "installing the seccomp filter",
       "execve",
   };
@@ -104,8 +102,6 @@ struct ChildPlan {
   }
   if (const int rc = sys::child_trace_me(); rc != 0)
     child_fail(plan, Stage::kTraceMe, -rc);
-  if (const int rc = sys::child_trap_tsc(); rc != 0)
-    child_fail(plan, Stage::kTrapTsc, -rc);
   if (const int rc = sys::child_install_filter(*plan.filter); rc != 0)
     child_fail(plan, Stage::kSeccomp, -rc);
   execve(plan.program, plan.argv.data(), environ);

@@ -46,10 +46,17 @@ Result<KnownVdso> learn(const Tracee &tracee, std::uint64_t base) {
   for (const decoder::Mapping &mapping : *maps) {
     if (mapping.path == "[vdso]" && mapping.start == base)
       size = mapping.end - mapping.start;
-    if (mapping.path.starts_with("[vvar"))
-      known.clock_pages.emplace_back(
-          static_cast<std::int64_t>(mapping.start - base),
-          mapping.end - mapping.start);
+    if (!mapping.path.starts_with("[vvar"))
+      continue;
+    // [vvar] and [vvar_vclock] are adjacent: one mprotect covers both.
+    const auto offset = static_cast<std::int64_t>(mapping.start - base);
+    auto &pages = known.clock_pages;
+    if (!pages.empty() &&
+        pages.back().first + static_cast<std::int64_t>(pages.back().second) ==
+            offset)
+      pages.back().second += mapping.end - mapping.start;
+    else
+      pages.emplace_back(offset, mapping.end - mapping.start);
   }
   if (size == 0)
     return Error{fmt::format("AT_SYSINFO_EHDR ({:#x}) is not the target's "
