@@ -30,6 +30,14 @@ TEST(Fingerprint, DifferentBytesGiveDifferentFingerprints) {
   EXPECT_NE(fa.high, fb.high);
 }
 
+TEST(Fingerprint, ExtraStateChangesTheFingerprintAndZeroIsNone) {
+  const std::vector<std::byte> a(16, std::byte{7});
+  EXPECT_EQ(fingerprint_of(a, 0), fingerprint_of(a));
+  EXPECT_NE(fingerprint_of(a, 10'000'000'000), fingerprint_of(a));
+  EXPECT_NE(fingerprint_of(a, 1), fingerprint_of(a, 2));
+  EXPECT_EQ(fingerprint_of(a, 5), fingerprint_of(a, 5));
+}
+
 TEST(Fingerprint, HexIs32LowercaseDigits) {
   const Fingerprint f{0x0123456789abcdefULL, 0xfedcba9876543210ULL};
   EXPECT_EQ(f.hex(), "fedcba98765432100123456789abcdef");
