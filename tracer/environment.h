@@ -9,6 +9,7 @@
 
 #include "tracer/sources.h"
 #include "tracer/syscall_table.h"
+#include "tracer/timer_fds.h"
 #include "tracer/tracee.h"
 #include "tracer/vdso_control.h"
 #include "tracer/virtual_clock.h"
@@ -28,6 +29,8 @@ public:
   [[nodiscard]] const VirtualClock &clock() const { return clock_; }
   [[nodiscard]] const Sources &sources() const { return sources_; }
   [[nodiscard]] const VdsoLayout &vdso() const { return vdso_; }
+  [[nodiscard]] TimerFds &timers() { return timers_; }
+  [[nodiscard]] const TimerFds &timers() const { return timers_; }
 
   // At the exec stop: overwrites AT_RANDOM, patches the vDSO, protects its
   // clock pages and plants a breakpoint at the program's entry point.
@@ -61,6 +64,7 @@ private:
   VirtualClock clock_;
   std::mt19937_64 random_;
   VdsoLayout vdso_;
+  TimerFds timers_;
   Sources sources_;
   // The planted entry breakpoint and the code it replaced.
   std::optional<std::uint64_t> entry_;

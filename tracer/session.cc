@@ -6,6 +6,10 @@
 #include <csignal>
 #include <ctime>
 
+#include <xxhash.h>
+
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "tracer/input_wait.h"
@@ -83,6 +87,10 @@ Result<std::optional<Fault>> Session::run_until_quiescent() {
 
 Result<void> Session::advance_clock(std::chrono::nanoseconds by) {
   environment_.clock().advance(by);
+  if (auto fired =
+          environment_.timers().fire_due(tracee_, environment_.clock());
+      !fired)
+    return fired;
   if (!waiting_ || !waiting_->deadline ||
       *waiting_->deadline > environment_.clock().elapsed())
     return {};
@@ -92,6 +100,17 @@ Result<void> Session::advance_clock(std::chrono::nanoseconds by) {
   if (trap == Trap::kSleep || trap == Trap::kClockSleep)
     return skip(fired.regs, 0);
   return expire(tracee_, *fired.call, fired.regs);
+}
+
+std::uint64_t Session::hidden_state() const {
+  std::vector<std::int64_t> words{environment_.clock().elapsed().count(), -1};
+  if (waiting_ && waiting_->deadline)
+    words[1] = waiting_->deadline->count();
+  environment_.timers().for_each([&](int fd, std::chrono::nanoseconds deadline,
+                                     std::chrono::nanoseconds interval) {
+    words.insert(words.end(), {fd, deadline.count(), interval.count()});
+  });
+  return XXH3_64bits(words.data(), words.size() * sizeof words[0]);
 }
 
 Fault Session::fault_of(const WaitStatus &status) const {
@@ -140,6 +159,17 @@ Result<bool> Session::on_seccomp_stop() {
   case Trap::kEmulate: {
     environment_.note(*call->source, *regs);
     auto result = environment_.emulate(tracee_, *call, *regs);
+    if (!result)
+      return result.error();
+    return answer(*regs, *result);
+  }
+  case Trap::kTimerfdSet:
+  case Trap::kTimerfdGet: {
+    environment_.note(*call->source, *regs);
+    auto &timers = environment_.timers();
+    auto result = call->trap == Trap::kTimerfdSet
+                      ? timers.settime(tracee_, environment_.clock(), *regs)
+                      : timers.gettime(tracee_, environment_.clock(), *regs);
     if (!result)
       return result.error();
     return answer(*regs, *result);

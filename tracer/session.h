@@ -45,6 +45,11 @@ public:
   [[nodiscard]] Result<std::optional<sockaddr_storage>> listen_address() const;
 
   [[nodiscard]] const Environment &environment() const { return environment_; }
+  // What decides the target's future beyond its memory: the virtual clock,
+  // the deadline of the call it waits in, its timers. Hashed, for the
+  // fingerprint: two runs that agree on the regions but not on this are
+  // different states.
+  [[nodiscard]] std::uint64_t hidden_state() const;
   // The addresses of the syscall instructions of every seccomp stop so far
   // (with LaunchSpec::observe_all, of every system call the target made).
   [[nodiscard]] const std::set<std::uint64_t> &observed_sites() const {

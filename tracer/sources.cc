@@ -14,6 +14,7 @@ constexpr std::array<SourceInfo, static_cast<std::size_t>(Source::kCount)>
         {"getcpu", "answered CPU 0, node 0", true},
         {"timed wait", "timeout fires on a tick past its deadline", true},
         {"nanosleep", "wakes on a tick past its deadline", true},
+        {"timerfd", "expires on a tick past its deadline", true},
         {"getrandom", "seeded generator (--seed)", true},
         {"/dev/urandom", "seeded generator (--seed)", true},
         {"AT_RANDOM", "overwritten from the seed at exec", true},

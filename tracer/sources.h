@@ -17,6 +17,7 @@ enum class Source : std::uint8_t {
   kGetcpu,
   kTimedWait, // poll, epoll_wait, select, ... with a finite timeout
   kSleep,     // nanosleep, clock_nanosleep
+  kTimerfd,   // timerfd_settime, timerfd_gettime
   kGetrandom,
   kDevRandom, // read() of /dev/urandom or /dev/random
   kAtRandom,  // the 16 bytes of AT_RANDOM in the auxiliary vector

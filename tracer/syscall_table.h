@@ -24,6 +24,8 @@ enum class Trap : std::uint8_t {
   kEpollPwait2, // epoll_pwait2(epfd, events, max, timespec *, ...)
   kSleep,       // nanosleep(req, rem)
   kClockSleep,  // clock_nanosleep(clock, flags, req, rem)
+  kTimerfdSet,  // timerfd_settime, run on the virtual clock
+  kTimerfdGet,  // timerfd_gettime
   kEmulate,     // answered by cmc from the virtual clock or the seed
   kRefuse,      // fails with ENOSYS: it would bypass the tracer
   kTimer,       // arms a timer cmc does not control: the check stops

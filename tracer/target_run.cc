@@ -162,8 +162,7 @@ Result<void> TargetRun::settle(const char *when) {
 }
 
 Fingerprint TargetRun::fingerprint(std::span<const std::byte> state) const {
-  const auto clock = session_->environment().clock().elapsed().count();
-  return fingerprint_of(state, static_cast<std::uint64_t>(clock));
+  return fingerprint_of(state, session_->hidden_state());
 }
 
 Result<std::optional<Fault>> TargetRun::step(ActionId action) {

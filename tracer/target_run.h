@@ -54,7 +54,8 @@ public:
   [[nodiscard]] Result<std::vector<std::byte>> read_state() const {
     return reader_.read(*tracee_);
   }
-  // The fingerprint of a state read now: its bytes and the virtual clock.
+  // The fingerprint of a state read now: its bytes and the session's
+  // hidden state (the virtual clock, deadlines).
   [[nodiscard]] Fingerprint fingerprint(std::span<const std::byte> state) const;
   // Sends a message or ticks the clock, then runs the target until it is
   // quiescent; the Fault (step unset) if it died, exited or hung.

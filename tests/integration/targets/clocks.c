@@ -4,7 +4,9 @@
  * them. Replies "OK\n" to every line.
  *
  * MODE says how it waits for its client's next line, always with a 5 s
- * timeout: poll, ppoll, select, epoll; a timeout sets cmc_state[0].
+ * timeout: poll, ppoll, select, epoll; a timeout sets cmc_state[0]. Mode
+ * timerfd instead polls the client and a timerfd armed once, 5 s after
+ * start; its expiry sets cmc_state[0].
  * Mode entropy also fills entropy[] before listening (getrandom,
  * /dev/urandom, AT_RANDOM, rdtsc); mode vvar reads the kernel's clock page
  * [vvar] directly before listening, a time read no vDSO patch can catch.
@@ -24,6 +26,7 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 #include <x86intrin.h>
@@ -69,7 +72,16 @@ static void store_times(void) {
 }
 
 /* Waits up to 5 s for client to be readable; 0 on a timeout. */
-static int wait_readable(const char *mode, int client, int epoll) {
+static int wait_readable(const char *mode, int client, int epoll, int timer) {
+  if (strcmp(mode, "timerfd") == 0) {
+    struct pollfd entries[2] = {{client, POLLIN, 0}, {timer, POLLIN, 0}};
+    poll(entries, 2, -1);
+    uint64_t expirations = 0;
+    if ((entries[1].revents & POLLIN) != 0 &&
+        read(timer, &expirations, sizeof expirations) == sizeof expirations)
+      return 0;
+    return 1;
+  }
   if (strcmp(mode, "select") == 0) {
     fd_set readable;
     FD_ZERO(&readable);
@@ -121,10 +133,13 @@ int main(int argc, char **argv) {
   const int epoll = epoll_create1(0);
   struct epoll_event event = {EPOLLIN, {.fd = client}};
   epoll_ctl(epoll, EPOLL_CTL_ADD, client, &event);
+  const int timer = timerfd_create(CLOCK_MONOTONIC, 0);
+  const struct itimerspec five = {{0, 0}, {5, 0}};
+  timerfd_settime(timer, 0, &five, NULL);
   char line[64];
   size_t used = 0;
   for (;;) {
-    if (wait_readable(mode, client, epoll) == 0) {
+    if (wait_readable(mode, client, epoll, timer) == 0) {
       cmc_state[0] = 1;
       continue;
     }
