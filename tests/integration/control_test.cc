@@ -129,7 +129,19 @@ TEST_P(TimedWait, FiresWhenATickPassesItsDeadline) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Calls, TimedWait,
-                         ::testing::Values("poll", "ppoll", "select", "epoll"));
+                         ::testing::Values("poll", "ppoll", "select", "epoll",
+                                           "timerfd"));
+
+TEST_F(Control, TheDeadlineOfAWaitIsPartOfTheState) {
+  // Both wait 4 s more for a timeout at 5 s, but the first began its wait
+  // 1 s later, after SET b: its deadline is at 6 s.
+  const Clocks one{"poll", seconds(1)};
+  auto late = run(one, {kTick, kSetB});
+  auto early = run(one, {kSetB, kTick});
+  ASSERT_TRUE(late.ok() && early.ok());
+  EXPECT_EQ(late->after, early->after);
+  EXPECT_NE(late->fingerprints.back(), early->fingerprints.back());
+}
 
 TEST_F(Control, ASleepEndsOnATickAndNotBefore) {
   auto asleep = run({}, {kSleep});
