@@ -23,6 +23,7 @@
 #include "search/breadth_first.h"
 #include "tracer/network_namespace.h"
 #include "tracer/process_executor.h"
+#include "tracer/session.h"
 #include "tracer/tracee.h"
 #include "util/unique_fd.h"
 
@@ -79,9 +80,11 @@ void BM_SpawnToQuiescence(benchmark::State &state) {
 BENCHMARK(BM_SpawnToQuiescence)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // Floor: a fresh spawn of kv under ptrace and the seccomp filter, to its
-// first stop after exec (ld.so's rdtsc, trapped by PR_SET_TSC), then killed
-// and reaped. The vDSO is left alone.
+// first stop after exec (ld.so's first trapped read), then killed and
+// reaped. /1 also takes control at the exec stop as every run does (vDSO
+// patched, clock pages protected, AT_RANDOM written, entry breakpoint).
 void BM_TracedSpawn(benchmark::State &state) {
+  const bool control = state.range(0) != 0;
   cmc::tracer::pin_this_thread();
   auto netns = cmc::tracer::NetworkNamespace::create();
   if (!netns)
@@ -93,6 +96,10 @@ void BM_TracedSpawn(benchmark::State &state) {
     auto tracee = cmc::tracer::Tracee::spawn(launch);
     if (!tracee)
       return report_error(state, tracee.error());
+    cmc::tracer::Session session(**tracee, 0);
+    if (control)
+      if (auto controlled = session.take_control(); !controlled)
+        return report_error(state, controlled.error());
     auto status = (*tracee)->resume_and_wait();
     if (!status || status->gone())
       return state.SkipWithError("kv did not stop after exec");
@@ -100,7 +107,11 @@ void BM_TracedSpawn(benchmark::State &state) {
   state.counters["spawns/s"] = benchmark::Counter(
       static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_TracedSpawn)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_TracedSpawn)
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 // Floor: one seccomp-triggered ptrace stop and continue, tracer and target
 // on one CPU.
