@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -18,23 +19,22 @@ namespace {
 
 struct Module {
   std::string path;
-  bool system = false; // libc or ld.so: their sites are not "inline"
-  std::vector<decoder::SyscallSite> sites;
+  decoder::FileSites file;
 };
-
-bool is_system_library(const std::string &path) {
-  const std::string name = path.substr(path.rfind('/') + 1);
-  return name.starts_with("libc.so") || name.starts_with("ld-linux");
-}
 
 Module scan_module(const std::string &path) {
   auto elf = decoder::ElfFile::open(path);
   if (!elf)
     throw UserError(ExitCode::kCannotCheck, elf.error().message);
-  auto sites = decoder::scan_syscall_sites(*elf);
-  if (!sites)
-    throw UserError(ExitCode::kCannotCheck, sites.error().message);
-  return {path, is_system_library(path), std::move(*sites)};
+  auto file = decoder::scan_file(*elf);
+  if (!file)
+    throw UserError(ExitCode::kCannotCheck, file.error().message);
+  return {path, std::move(*file)};
+}
+
+bool listed_by_default(const decoder::SyscallSite &site) {
+  return site.origin == decoder::SiteOrigin::kInline ||
+         site.origin == decoder::SiteOrigin::kUnknown;
 }
 
 std::string number_text(const decoder::SyscallSite &site) {
@@ -45,36 +45,100 @@ std::string number_text(const decoder::SyscallSite &site) {
                       : fmt::format("{} ({})", *site.number, name);
 }
 
+std::string_view attribution_name(decoder::Attribution attribution) {
+  switch (attribution) {
+  case decoder::Attribution::kFileName:
+    return "file name";
+  case decoder::Attribution::kStaticLibc:
+    return "static libc";
+  case decoder::Attribution::kNoStaticLibc:
+    return "no static libc";
+  case decoder::Attribution::kNoSymbols:
+    return "no symbols";
+  }
+  return "";
+}
+
+nlohmann::json inline_json(decoder::SiteOrigin origin) {
+  if (origin == decoder::SiteOrigin::kUnknown)
+    return nullptr;
+  return origin == decoder::SiteOrigin::kInline;
+}
+
+// Why a static executable's sites have the origins they have, or "".
+std::string attribution_note(const decoder::FileSites &file) {
+  switch (file.attribution) {
+  case decoder::Attribution::kFileName:
+    return "";
+  case decoder::Attribution::kStaticLibc:
+    return fmt::format("libc's functions from {}", file.static_libc);
+  case decoder::Attribution::kNoStaticLibc:
+    return fmt::format("{}: libc's sites are counted as inline",
+                       file.static_libc_error);
+  case decoder::Attribution::kNoSymbols:
+    return "no function symbols: libc's sites cannot be told from inline ones";
+  }
+  return "";
+}
+
+nlohmann::json text_or_null(const std::string &text) {
+  return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
+}
+
 nlohmann::json module_json(const Module &module) {
   nlohmann::json sites = nlohmann::json::array();
-  for (const auto &site : module.sites)
+  for (const auto &site : module.file.sites)
     sites.push_back(
         {{"address", fmt::format("{:#x}", site.address)},
          {"instruction", site.instruction},
-         {"function", site.function},
+         {"function", site.function.name},
          {"number", site.number ? nlohmann::json(*site.number) : nullptr},
          {"name", site.number
                       ? nlohmann::json(decoder::syscall_name(*site.number))
                       : nullptr},
-         {"inline", !module.system}});
+         {"origin", decoder::origin_name(site.origin)},
+         {"inline", inline_json(site.origin)}});
   return {{"module", module.path},
+          {"attribution", attribution_name(module.file.attribution)},
+          {"static_libc", text_or_null(module.file.static_libc)},
+          {"note", text_or_null(attribution_note(module.file))},
           {"sites", sites},
-          {"count", module.sites.size()}};
+          {"count", module.file.sites.size()}};
+}
+
+// "  (181 libc, 2 inline; static executable: ...)": the number of sites of
+// each origin present, and how they were told apart.
+std::string summary_note(const decoder::FileSites &file) {
+  std::string counts;
+  for (const auto origin :
+       {decoder::SiteOrigin::kLibc, decoder::SiteOrigin::kLoader,
+        decoder::SiteOrigin::kInline, decoder::SiteOrigin::kUnknown}) {
+    const auto count =
+        std::count_if(file.sites.begin(), file.sites.end(),
+                      [&](const auto &site) { return site.origin == origin; });
+    if (count > 0)
+      counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", count,
+                            decoder::origin_name(origin));
+  }
+  const std::string note = attribution_note(file);
+  if (note.empty())
+    return counts.empty() ? "" : fmt::format("  ({})", counts);
+  return fmt::format("  ({}{}static executable: {})", counts,
+                     counts.empty() ? "" : "; ", note);
 }
 
 void print_modules(const std::vector<Module> &modules, bool all_sites) {
-  for (const Module &module : modules) {
-    if (module.system && !all_sites)
-      continue;
-    for (const auto &site : module.sites)
-      fmt::print("{} {:#x} {} {} {}{}\n", module.path, site.address,
-                 site.function.empty() ? "?" : site.function, site.instruction,
-                 number_text(site), module.system ? "" : " inline");
-  }
+  for (const Module &module : modules)
+    for (const auto &site : module.file.sites)
+      if (all_sites || listed_by_default(site))
+        fmt::print("{} {:#x} {} {} {} {}\n", module.path, site.address,
+                   site.function.name.empty() ? "?" : site.function.name,
+                   site.instruction, number_text(site),
+                   decoder::origin_name(site.origin));
   fmt::print("summary:\n");
   for (const Module &module : modules)
-    fmt::print("  {:6} sites  {}{}\n", module.sites.size(), module.path,
-               module.system || module.sites.empty() ? "" : "  (inline)");
+    fmt::print("  {:6} sites  {}{}\n", module.file.sites.size(), module.path,
+               summary_note(module.file));
 }
 
 } // namespace
@@ -87,7 +151,8 @@ void add_scan_options(CLI::App &scan, ScanOptions &options) {
   scan.add_option("--json", options.json,
                   "Write every site as JSON to FILE (- for stdout)");
   scan.add_flag("--all", options.sites,
-                "List the sites of libc and ld.so too, not only inline ones");
+                "List the sites of libc and ld.so too, not only inline and "
+                "unknown ones");
 }
 
 int run_scan(const ScanOptions &options) {

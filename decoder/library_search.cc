@@ -1,12 +1,17 @@
 #include "decoder/library_search.h"
 
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <deque>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <set>
 
 #include <fmt/format.h>
@@ -49,6 +54,31 @@ std::string canonical(const std::string &path) {
 std::string dir_of(const std::string &path) {
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+struct ElfEnd {
+  void operator()(Elf *elf) const { elf_end(elf); }
+};
+using ElfHandle = std::unique_ptr<Elf, ElfEnd>;
+
+// Adds the defined function symbols of one archive member's .symtab.
+void add_member_functions(
+    Elf *member, std::set<std::pair<std::string, std::uint64_t>> &functions) {
+  Elf_Scn *section = nullptr;
+  while ((section = elf_nextscn(member, section)) != nullptr) {
+    GElf_Shdr shdr;
+    Elf_Data *data = nullptr;
+    if (gelf_getshdr(section, &shdr) == nullptr || shdr.sh_type != SHT_SYMTAB ||
+        (data = elf_getdata(section, nullptr)) == nullptr)
+      continue;
+    GElf_Sym sym;
+    for (int i = 0; gelf_getsym(data, i, &sym) != nullptr; ++i) {
+      const char *name = elf_strptr(member, shdr.sh_link, sym.st_name);
+      if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF &&
+          name != nullptr)
+        functions.emplace(name, sym.st_size);
+    }
+  }
 }
 
 } // namespace
@@ -130,6 +160,45 @@ Result<std::vector<std::string>> loaded_libraries(const ElfFile &executable) {
       seen.insert(canonical(*interpreter)).second)
     libraries.push_back(*interpreter);
   return libraries;
+}
+
+std::optional<std::string> find_static_libc() {
+  std::vector<std::string> dirs;
+  if (const auto shared = find_library("libc.so.6", {}, "")) {
+    dirs.push_back(dir_of(canonical(*shared)));
+    dirs.push_back(dir_of(*shared));
+    if (shared->starts_with("/lib/"))
+      dirs.push_back("/usr" + dir_of(*shared));
+  }
+  dirs.insert(dirs.end(), kDefaultDirs.begin(), kDefaultDirs.end());
+  for (const std::string &dir : dirs)
+    if (const std::string path = dir + "/libc.a"; exists(path))
+      return path;
+  return std::nullopt;
+}
+
+Result<StaticLibrary> StaticLibrary::open(const std::string &path) {
+  if (elf_version(EV_CURRENT) == EV_NONE)
+    return Error{"libelf is unusable (elf_version failed)"};
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid())
+    return Error{fmt::format("cannot open {}: {}", path, std::strerror(errno))};
+  const ElfHandle archive(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
+  if (archive == nullptr || elf_kind(archive.get()) != ELF_K_AR)
+    return Error{fmt::format("{} is not an ar archive", path)};
+  StaticLibrary library;
+  library.path_ = path;
+  Elf_Cmd command = ELF_C_READ_MMAP;
+  while (Elf *member = elf_begin(fd.get(), command, archive.get())) {
+    add_member_functions(member, library.functions_);
+    command = elf_next(member);
+    elf_end(member);
+  }
+  return library;
+}
+
+bool StaticLibrary::defines(const Symbol &function) const {
+  return functions_.contains({function.name, function.size});
 }
 
 } // namespace cmc::decoder

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "decoder/library_search.h"
+
 namespace cmc::decoder {
 namespace {
 
@@ -152,7 +154,8 @@ void sweep(const Disassembler &cs, const CodeRange &range,
     while (cs_disasm_iter(cs.handle, &code, &size, &address, cs.insn)) {
       if (const char *kind = syscall_kind(*cs.insn))
         sites.push_back({cs.insn->address, kind,
-                         current != nullptr ? current->name : "", known.eax()});
+                         current != nullptr ? *current : Symbol{},
+                         known.eax()});
       known.step(cs.handle, *cs.insn);
     }
     // Bytes Capstone cannot decode (data, or AVX-512 that Capstone 4
@@ -162,6 +165,60 @@ void sweep(const Disassembler &cs, const CodeRange &range,
       known.reset();
     }
   }
+}
+
+Result<std::vector<SyscallSite>>
+scan_syscall_sites(const ElfFile &elf, const std::vector<Symbol> &functions) {
+  Disassembler cs;
+  if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs.handle) != CS_ERR_OK ||
+      cs_option(cs.handle, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
+      (cs.insn = cs_malloc(cs.handle)) == nullptr)
+    return Error{"cannot start the Capstone disassembler"};
+  std::vector<SyscallSite> sites;
+  for (const CodeRange &range : elf.code())
+    sweep(cs, range, functions, sites);
+  std::sort(sites.begin(), sites.end(),
+            [](const auto &a, const auto &b) { return a.address < b.address; });
+  return sites;
+}
+
+// libc.so.* is libc, ld-linux* is ld.so.
+std::optional<SiteOrigin> system_origin(const std::string &path) {
+  const std::string name = path.substr(path.rfind('/') + 1);
+  if (name.starts_with("libc.so"))
+    return SiteOrigin::kLibc;
+  if (name.starts_with("ld-linux"))
+    return SiteOrigin::kLoader;
+  return std::nullopt;
+}
+
+// A symbol of size 0 (assembly without .size, such as glibc's
+// __restore_rt) reaches up to the next function symbol.
+SiteOrigin static_origin(const SyscallSite &site, const StaticLibrary &libc) {
+  const Symbol &function = site.function;
+  if (function.name.empty() ||
+      (function.size != 0 && site.address >= function.value + function.size))
+    return SiteOrigin::kUnknown;
+  return libc.defines(function) ? SiteOrigin::kLibc : SiteOrigin::kInline;
+}
+
+// Tells the origins of a static executable's sites, which have function
+// symbols, by the system's libc.a.
+void attribute_static(FileSites &file) {
+  const auto path = find_static_libc();
+  auto libc = path ? StaticLibrary::open(*path)
+                   : Result<StaticLibrary>(Error{
+                         "no libc.a found beside libc.so.6 or in the default "
+                         "directories (Debian package libc6-dev)"});
+  if (!libc) {
+    file.attribution = Attribution::kNoStaticLibc;
+    file.static_libc_error = libc.error().message;
+    return;
+  }
+  file.attribution = Attribution::kStaticLibc;
+  file.static_libc = libc->path();
+  for (SyscallSite &site : file.sites)
+    site.origin = static_origin(site, *libc);
 }
 
 } // namespace
@@ -174,19 +231,38 @@ std::string syscall_name(long number) {
   return text;
 }
 
-Result<std::vector<SyscallSite>> scan_syscall_sites(const ElfFile &elf) {
-  Disassembler cs;
-  if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs.handle) != CS_ERR_OK ||
-      cs_option(cs.handle, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
-      (cs.insn = cs_malloc(cs.handle)) == nullptr)
-    return Error{"cannot start the Capstone disassembler"};
+std::string_view origin_name(SiteOrigin origin) {
+  switch (origin) {
+  case SiteOrigin::kInline:
+    return "inline";
+  case SiteOrigin::kLibc:
+    return "libc";
+  case SiteOrigin::kLoader:
+    return "ld.so";
+  case SiteOrigin::kUnknown:
+    return "unknown";
+  }
+  return "";
+}
+
+Result<FileSites> scan_file(const ElfFile &elf) {
   const std::vector<Symbol> functions = elf.functions();
-  std::vector<SyscallSite> sites;
-  for (const CodeRange &range : elf.code())
-    sweep(cs, range, functions, sites);
-  std::sort(sites.begin(), sites.end(),
-            [](const auto &a, const auto &b) { return a.address < b.address; });
-  return sites;
+  auto sites = scan_syscall_sites(elf, functions);
+  if (!sites)
+    return sites.error();
+  FileSites file{Attribution::kFileName, "", "", std::move(*sites)};
+  const auto system = system_origin(elf.path());
+  if (system || elf.has_interpreter() || !elf.needed().empty()) {
+    for (SyscallSite &site : file.sites)
+      site.origin = system.value_or(SiteOrigin::kInline);
+  } else if (functions.empty()) {
+    file.attribution = Attribution::kNoSymbols;
+    for (SyscallSite &site : file.sites)
+      site.origin = SiteOrigin::kUnknown;
+  } else {
+    attribute_static(file);
+  }
+  return file;
 }
 
 } // namespace cmc::decoder
