@@ -23,11 +23,10 @@ Error errno_error(const char *what, pid_t pid) {
 
 } // namespace
 
-Result<void> set_options(pid_t pid, bool stop_at_exit) {
+Result<void> set_options(pid_t pid) {
   const long options = PTRACE_O_EXITKILL | PTRACE_O_TRACESECCOMP |
                        PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
-                       PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC |
-                       (stop_at_exit ? PTRACE_O_TRACEEXIT : 0);
+                       PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC;
   if (ptrace(PTRACE_SETOPTIONS, pid, nullptr, options) != 0)
     return errno_error("PTRACE_SETOPTIONS", pid);
   return {};

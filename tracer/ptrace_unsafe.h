@@ -22,9 +22,8 @@
 namespace cmc::tracer::sys {
 
 // Options every tracee gets: kill it when cmc exits, stop it on the
-// seccomp filter's SECCOMP_RET_TRACE, follow its clones, forks and execs;
-// with stop_at_exit, also stop it as it exits, its memory still mapped.
-[[nodiscard]] Result<void> set_options(pid_t pid, bool stop_at_exit);
+// seccomp filter's SECCOMP_RET_TRACE, follow its clones, forks and execs.
+[[nodiscard]] Result<void> set_options(pid_t pid);
 // Resumes a stopped tracee, delivering signal (0 for none). ESRCH is fine.
 void resume(pid_t pid, int signal);
 // The PTRACE_GETEVENTMSG value of the current stop (the SECCOMP_RET_DATA of

@@ -63,11 +63,6 @@ Result<std::optional<Fault>> Session::run_until_quiescent() {
         tracee_.adopt(static_cast<pid_t>(*pid));
       return new_task_error(event, pid ? *pid : 0);
     }
-    if (event == PTRACE_EVENT_EXIT) {
-      if (auto maps = tracee_.proc_file("maps"))
-        maps_at_exit_ = std::move(*maps);
-      continue;
-    }
     if (event == PTRACE_EVENT_EXEC) {
       // A new program, with a new vDSO and auxiliary vector.
       if (auto controlled = take_control(); !controlled)
@@ -146,13 +141,9 @@ Result<bool> Session::on_seccomp_stop() {
   auto regs = tracee_.registers();
   if (!regs)
     return regs.error();
-  // rip is past the two-byte syscall instruction.
-  observed_sites_.insert(regs->rip - 2);
   CMC_LOG_DEBUG("tracer", "pid {}: {} at {:#x}", tracee_.pid(), call->name,
                 regs->rip - 2);
   switch (call->trap) {
-  case Trap::kObserve:
-    return false;
   case Trap::kListen:
     listening_fd_ = static_cast<int>(regs->rdi);
     return false;

@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <optional>
-#include <set>
 #include <string>
 
 #include "tracer/environment.h"
@@ -50,16 +49,6 @@ public:
   // fingerprint: two runs that agree on the regions but not on this are
   // different states.
   [[nodiscard]] std::uint64_t hidden_state() const;
-  // The addresses of the syscall instructions of every seccomp stop so far
-  // (with LaunchSpec::observe_all, of every system call the target made).
-  [[nodiscard]] const std::set<std::uint64_t> &observed_sites() const {
-    return observed_sites_;
-  }
-  // The target's /proc/PID/maps as it exited (with LaunchSpec::observe_all,
-  // which stops it there), to place the observed sites.
-  [[nodiscard]] const std::string &maps_at_exit() const {
-    return maps_at_exit_;
-  }
 
 private:
   // The call a quiescent target is stopped in.
@@ -90,8 +79,6 @@ private:
   Environment environment_;
   std::optional<int> listening_fd_;
   std::optional<Waiting> waiting_;
-  std::set<std::uint64_t> observed_sites_;
-  std::string maps_at_exit_;
 };
 
 } // namespace cmc::tracer

@@ -47,17 +47,14 @@ constexpr std::array kTable{
     TrappedSyscall{"getrusage", Trap::kPassThrough, -1, Source::kTimes},
     TrappedSyscall{"sysinfo", Trap::kPassThrough, -1, Source::kTimes},
     TrappedSyscall{"(foreign ABI)", Trap::kForeignArch},
-    TrappedSyscall{"(any other)", Trap::kObserve},
 };
-constexpr std::uint16_t kForeignRow = kTable.size() - 2;
-constexpr std::uint16_t kObserveRow = kTable.size() - 1;
+constexpr std::uint16_t kForeignRow = kTable.size() - 1;
 
 struct FilterContext {
   scmp_filter_ctx ctx;
   FilterContext(const FilterContext &) = delete;
   FilterContext &operator=(const FilterContext &) = delete;
-  explicit FilterContext(std::uint32_t default_action)
-      : ctx(seccomp_init(default_action)) {}
+  FilterContext() : ctx(seccomp_init(SCMP_ACT_ALLOW)) {}
   ~FilterContext() { seccomp_release(ctx); }
 };
 
@@ -67,9 +64,8 @@ void require(int rc, const char *what) {
                              std::strerror(-rc));
 }
 
-std::vector<sock_filter> build_program(bool observe_all) {
-  const FilterContext filter(observe_all ? SCMP_ACT_TRACE(kObserveRow)
-                                         : SCMP_ACT_ALLOW);
+std::vector<sock_filter> build_program() {
+  const FilterContext filter;
   if (filter.ctx == nullptr)
     throw std::runtime_error("libseccomp: seccomp_init failed");
   require(seccomp_attr_set(filter.ctx, SCMP_FLTATR_ACT_BADARCH,
@@ -102,15 +98,11 @@ const TrappedSyscall *trapped_syscall(unsigned long data) {
   return data < kTable.size() ? &kTable[data] : nullptr;
 }
 
-const sock_fprog &seccomp_program(bool observe_all) {
-  static const std::vector<sock_filter> traps = build_program(false);
-  static const std::vector<sock_filter> everything = build_program(true);
-  static const std::array<sock_fprog, 2> programs{
-      sock_fprog{static_cast<unsigned short>(traps.size()),
-                 const_cast<sock_filter *>(traps.data())},
-      sock_fprog{static_cast<unsigned short>(everything.size()),
-                 const_cast<sock_filter *>(everything.data())}};
-  return programs[observe_all ? 1 : 0];
+const sock_fprog &seccomp_program() {
+  static const std::vector<sock_filter> program = build_program();
+  static const sock_fprog fprog{static_cast<unsigned short>(program.size()),
+                                const_cast<sock_filter *>(program.data())};
+  return fprog;
 }
 
 } // namespace cmc::tracer

@@ -31,7 +31,6 @@ enum class Trap : std::uint8_t {
   kTimer,       // arms a timer cmc does not control: the check stops
   kPassThrough, // runs, and the report lists it as not controlled
   kForeignArch, // a system call of another ABI (int 0x80 from x86-64)
-  kObserve,     // any other call, stopped only to see where it was made
 };
 
 // One row of the table of system calls the seccomp filter stops on.
@@ -51,8 +50,7 @@ struct TrappedSyscall {
 [[nodiscard]] const TrappedSyscall *trapped_syscall(unsigned long data);
 
 // The BPF program, built once with libseccomp: every syscall runs freely
-// except the table's rows, which stop the target for cmc. With observe_all,
-// every other syscall stops too, as the row kObserve (for cmc scan --run).
-[[nodiscard]] const sock_fprog &seccomp_program(bool observe_all = false);
+// except the table's rows, which stop the target for cmc.
+[[nodiscard]] const sock_fprog &seccomp_program();
 
 } // namespace cmc::tracer

@@ -170,7 +170,7 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
                  spec.show_output,
                  spec.netns,
                  // Built before fork: the child must not allocate.
-                 &seccomp_program(spec.observe_all)};
+                 &seccomp_program()};
   for (const std::string &arg : spec.argv)
     plan.argv.push_back(const_cast<char *>(arg.c_str()));
   plan.argv.push_back(nullptr);
@@ -203,7 +203,7 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
   if (!status->stopped() || status->stop_signal() != SIGTRAP)
     return Error{fmt::format("cannot start {}: unexpected stop {} after exec",
                              spec.program, signal_name(status->stop_signal()))};
-  if (auto set = sys::set_options(pid, spec.observe_all); !set)
+  if (auto set = sys::set_options(pid); !set)
     return set.error();
   auto pidfd = sys::pidfd_open(pid);
   if (!pidfd)

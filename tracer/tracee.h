@@ -26,9 +26,6 @@ struct LaunchSpec {
   bool aslr = false;             // false: personality(ADDR_NO_RANDOMIZE)
   bool show_output = false;      // false: stdout and stderr to /dev/null
   int netns = -1; // network namespace to join (an fd); -1: a fresh one
-  // Stop on every system call, not only the trapped ones, and at exit
-  // (cmc scan --run).
-  bool observe_all = false;
 };
 
 // A target process under ptrace, in a network namespace of its own, with
