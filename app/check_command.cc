@@ -16,6 +16,7 @@
 #include "search/breadth_first.h"
 #include "tracer/process_executor.h"
 #include "tracer/watchdog.h"
+#include "util/duration.h"
 #include "util/escape.h"
 #include "util/user_error.h"
 
@@ -92,6 +93,15 @@ target_spec(const CheckOptions &options) {
   }
   if (spec->messages.empty())
     usage("give at least one --message");
+  spec->seed = options.seed;
+  if (!options.tick.empty()) {
+    auto tick = parse_duration(options.tick);
+    if (!tick)
+      usage("bad --tick " + tick.error().message);
+    spec->tick = *tick;
+  } else if (options.max_ticks) {
+    usage("--max-ticks needs --tick");
+  }
   spec->port = options.port;
   spec->step_timeout =
       std::chrono::milliseconds(std::llround(options.step_timeout_s * 1000));
@@ -133,6 +143,10 @@ search::Options search_options(const CheckOptions &options) {
                     ? options.jobs
                     : std::max(1U, std::thread::hardware_concurrency());
   search.progress = !options.quiet;
+  if (!options.tick.empty()) {
+    search.tick = static_cast<tracer::ActionId>(options.messages.size());
+    search.max_ticks = options.max_ticks.value_or(1);
+  }
   search.stop_requested = [] {
     return tracer::Watchdog::instance().interrupted();
   };
@@ -147,11 +161,14 @@ int check(const CheckOptions &options) {
     tracer::pin_this_thread();
     return std::make_unique<tracer::ProcessExecutor>(spec);
   };
-  auto report = search::breadth_first(factory, spec->messages.size(), *property,
-                                      layout, search_options(options));
+  const std::size_t alphabet = spec->messages.size() + (spec->tick ? 1 : 0);
+  auto report = search::breadth_first(factory, alphabet, *property, layout,
+                                      search_options(options));
   if (!report)
     cannot_check(report.error().message);
-  const StepNames names{spec->messages};
+  const StepNames names{
+      spec->messages, spec->tick ? format_duration(*spec->tick) : "",
+      spec->tick ? options.max_ticks.value_or(1) : 0, spec->seed};
   write_json(options.json, report_json(*report, names));
   print_report(options.json == "-" ? stderr : stdout, *report, names);
   if (report->interrupted)
@@ -201,6 +218,18 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
   check.add_flag("--show-output", options.show_output,
                  "Let the target write to cmc's stdout and stderr");
   check.add_flag("-q,--quiet", options.quiet, "No progress lines");
+  check.add_option("--tick", options.tick,
+                   "Add the step 'advance the target's virtual clock by "
+                   "DURATION' (10s, 250ms, ...) to the alphabet, tried after "
+                   "the messages; waits and timers whose deadline it passes "
+                   "fire");
+  check
+      .add_option("--max-ticks", options.max_ticks,
+                  "With --tick: at most N ticks per path (default 1)")
+      ->check(CLI::PositiveNumber);
+  check.add_option("--seed", options.seed,
+                   "Seed of getrandom, /dev/urandom and AT_RANDOM (default "
+                   "0)");
   check.add_option("command", options.command, "-- PROGRAM [ARGS...]")
       ->required();
 }

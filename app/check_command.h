@@ -25,6 +25,9 @@ struct CheckOptions {
   double step_timeout_s = 10;
   bool show_output = false;
   bool quiet = false;
+  std::string tick; // "" none
+  std::optional<std::size_t> max_ticks;
+  std::uint64_t seed = 0;
   std::vector<std::string> command; // PROGRAM [ARGS...]
 };
 

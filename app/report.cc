@@ -12,6 +12,41 @@ double per_second(std::size_t count, double seconds) {
   return seconds > 0 ? static_cast<double>(count) / seconds : 0.0;
 }
 
+nlohmann::json step_json(const StepNames &names, tracer::ActionId action) {
+  if (action < names.messages.size())
+    return {{"send", names.messages[action]}};
+  return {{"tick", names.tick}};
+}
+
+std::string step_text(const StepNames &names, tracer::ActionId action) {
+  if (action < names.messages.size())
+    return fmt::format("send \"{}\"", encode_escapes(names.messages[action]));
+  return "tick " + names.tick;
+}
+
+std::string_view via_name(tracer::Via via) {
+  switch (via) {
+  case tracer::Via::kSyscall:
+    return "syscall";
+  case tracer::Via::kVdso:
+    return "vdso";
+  case tracer::Via::kOther:
+    return "other";
+  }
+  return "";
+}
+
+// Calls visit(info, via) for every source used, in table order.
+template <typename Visit>
+void for_each_used(const tracer::Sources &sources, Visit visit) {
+  for (std::size_t row = 0;
+       row < static_cast<std::size_t>(tracer::Source::kCount); ++row)
+    for (const auto via :
+         {tracer::Via::kSyscall, tracer::Via::kVdso, tracer::Via::kOther})
+      if (sources.used(static_cast<tracer::Source>(row), via))
+        visit(tracer::source_info(static_cast<tracer::Source>(row)), via);
+}
+
 } // namespace
 
 nlohmann::json report_json(const search::Report &report,
@@ -21,8 +56,17 @@ nlohmann::json report_json(const search::Report &report,
   if (violated) {
     counterexample = nlohmann::json::array();
     for (const tracer::ActionId action : report.counterexample)
-      counterexample.push_back({{"send", names.messages.at(action)}});
+      counterexample.push_back(step_json(names, action));
   }
+  nlohmann::json sources = nlohmann::json::array();
+  nlohmann::json uncontrolled = nlohmann::json::array();
+  for_each_used(report.sources,
+                [&](const tracer::SourceInfo &info, tracer::Via via) {
+                  (info.controlled ? sources : uncontrolled)
+                      .push_back({{"source", info.name},
+                                  {"via", via_name(via)},
+                                  {"control", info.control}});
+                });
   const char *verdict = violated ? "violated" : "holds";
   if (report.interrupted)
     verdict = "error";
@@ -40,6 +84,12 @@ nlohmann::json report_json(const search::Report &report,
       {"counterexample", counterexample},
       {"violation", violated ? nlohmann::json(report.violation) : nullptr},
       {"error", report.interrupted ? nlohmann::json("interrupted") : nullptr},
+      {"tick", names.tick.empty() ? nlohmann::json(nullptr)
+                                  : nlohmann::json(names.tick)},
+      {"max_ticks", names.max_ticks},
+      {"seed", names.seed},
+      {"sources", sources},
+      {"uncontrolled", uncontrolled},
   };
 }
 
@@ -66,18 +116,30 @@ void print_report(std::FILE *out, const search::Report &report,
     fmt::print(out, "shortest counterexample ({} steps):\n",
                report.counterexample.size());
     for (std::size_t i = 0; i < report.counterexample.size(); ++i)
-      fmt::print(out, "  {}. send \"{}\"\n", i + 1,
-                 encode_escapes(names.messages.at(report.counterexample[i])));
+      fmt::print(out, "  {}. {}\n", i + 1,
+                 step_text(names, report.counterexample[i]));
     fmt::print(out, "found after {}\n", counts);
   } else if (report.complete) {
     fmt::print(out, "holds: {}; every reachable state explored (depth {})\n",
                counts, report.max_depth);
   } else {
     fmt::print(out,
-               "holds up to depth {}: {} (search cut by a bound, not "
+               "holds up to depth {}{}: {} (search cut by a bound, not "
                "complete)\n",
-               report.max_depth, counts);
+               report.max_depth,
+               report.ticks_cut
+                   ? fmt::format(" and {} tick(s) per path", names.max_ticks)
+                   : "",
+               counts);
   }
+  fmt::print(out, "time and randomness:{}\n",
+             report.sources == tracer::Sources{} ? " none used" : "");
+  for_each_used(
+      report.sources, [&](const tracer::SourceInfo &info, tracer::Via via) {
+        fmt::print(out, "  {}{} ({}): {}\n",
+                   info.controlled ? "" : "NOT CONTROLLED: ", info.name,
+                   via_name(via), info.control);
+      });
   fmt::print(out,
              "{:.2f} s, {:.0f} distinct states/s, {:.0f} transitions/s; "
              "fingerprint collision probability {:.1e}\n",

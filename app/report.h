@@ -13,6 +13,9 @@ namespace cmc::app {
 // The alphabet, to name the steps of a counterexample.
 struct StepNames {
   std::vector<std::string> messages; // decoded bytes
+  std::string tick;                  // "10s"; "" without --tick
+  std::size_t max_ticks = 0;
+  std::uint64_t seed = 0;
 };
 
 // The JSON report of SPEC "JSON report".

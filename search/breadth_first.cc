@@ -42,6 +42,7 @@ struct Transition {
   ActionId action = 0;
   std::vector<ActionId> path;
   std::optional<Result<tracer::Observation>> observation;
+  bool beyond_ticks = false; // not run: its path takes too many ticks
 };
 
 enum class Outcome { kContinue, kViolated };
@@ -90,6 +91,7 @@ private:
   Result<void> check_replay(const Transition &transition,
                             const tracer::Observation &observation);
   Error diagnose(std::span<const ActionId> prefix);
+  [[nodiscard]] bool beyond_ticks(std::span<const ActionId> path) const;
   void add_or_merge(const Fingerprint &fingerprint, const Transition &from);
 
   const ExecutorFactory &factory_;
@@ -138,6 +140,7 @@ Result<Report> Search::run() {
   Result<tracer::Observation> initial = replay_twice(*probe_, {}, layout_);
   if (!initial)
     return stopped_or(initial.error());
+  report_.sources.merge(initial->sources);
   store_.add(initial->fingerprints.front(), StateStore::kNoParent, 0);
   report_.distinct_states = 1;
   std::uint32_t begin = 0;
@@ -203,6 +206,10 @@ void Search::run_batch(std::vector<Transition> &batch) {
             Transition &transition = batch[i];
             transition.path = store_.path_of(transition.from);
             transition.path.push_back(transition.action);
+            if (beyond_ticks(transition.path)) {
+              transition.beyond_ticks = true;
+              continue;
+            }
             transition.observation.emplace(executor.run(transition.path));
           }
         },
@@ -210,11 +217,23 @@ void Search::run_batch(std::vector<Transition> &batch) {
   });
 }
 
+bool Search::beyond_ticks(std::span<const ActionId> path) const {
+  return options_.tick &&
+         static_cast<std::size_t>(std::count(
+             path.begin(), path.end(), *options_.tick)) > options_.max_ticks;
+}
+
 Result<Outcome> Search::merge(const Transition &transition) {
+  if (transition.beyond_ticks) {
+    report_.ticks_cut = true;
+    report_.complete = false;
+    return Outcome::kContinue;
+  }
   const Result<tracer::Observation> &result = *transition.observation;
   if (!result)
     return result.error();
   const tracer::Observation &observation = *result;
+  report_.sources.merge(observation.sources);
   if (Result<void> honest = check_replay(transition, observation); !honest)
     return honest.error();
   ++report_.transitions;

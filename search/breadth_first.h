@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,11 @@ struct Options {
   // runs fail because their targets were killed), and the search returns
   // what it counted so far, marked interrupted, instead of an error.
   std::function<bool()> stop_requested;
+  // The clock tick among the actions, if any, and how many a path may take:
+  // the tick is not tried from a state whose path has max_ticks already
+  // (the search is then not complete).
+  std::optional<tracer::ActionId> tick;
+  std::size_t max_ticks = 1;
 };
 
 enum class Verdict { kHolds, kViolated };
@@ -41,6 +47,9 @@ struct Report {
   double elapsed_s = 0;
   std::vector<tracer::ActionId> counterexample; // empty unless violated
   std::string violation;                        // empty unless violated
+  bool ticks_cut = false; // some path stopped at max_ticks ticks
+  // The sources of time and randomness the target used in any run.
+  tracer::Sources sources;
 };
 
 // Makes one executor per worker thread, plus one for the calling thread's

@@ -21,8 +21,8 @@ constexpr std::array<SourceInfo, static_cast<std::size_t>(Source::kCount)>
         {"rdtsc", "trapped (PR_SET_TSC), virtual clock", true},
         {"rseq", "refused with ENOSYS", true},
         {"io_uring_setup", "refused with ENOSYS", true},
-        {"rdrand", "not controlled: needs CPUID faulting", false},
-        {"times/getrusage/sysinfo", "not controlled: passed through", false},
+        {"rdrand", "cannot be trapped without CPUID faulting", false},
+        {"times/getrusage/sysinfo", "passed through to the kernel", false},
     }};
 
 } // namespace
