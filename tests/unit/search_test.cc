@@ -453,3 +453,34 @@ TEST(Nondeterminism, DescribesPrefixes) {
 
 } // namespace
 } // namespace cmc::search
+
+namespace cmc::search {
+namespace {
+
+// A clock that only ticks: action 0 moves the one-byte state on by one.
+fake::StepOutcome tick_once(const fake::Bytes &state, tracer::ActionId) {
+  fake::Bytes next = state;
+  next.at(0) = static_cast<std::byte>(static_cast<int>(state.at(0)) + 1);
+  return next;
+}
+
+TEST(BreadthFirst, TicksStopAtMaxTicksAndTheSearchSaysSo) {
+  for (const unsigned jobs : {1U, 2U}) {
+    fake::FakeSystem clock(fake::Bytes(1), tick_once);
+    Options options;
+    options.jobs = jobs;
+    options.tick = 0;
+    options.max_ticks = 2;
+    const StickyProperty none({});
+    auto report = breadth_first(clock.factory(), 1, none, {}, options);
+    ASSERT_TRUE(report.ok()) << report.error().message;
+    EXPECT_EQ(report->distinct_states, 3U); // 0, 1 and 2 ticks
+    EXPECT_EQ(report->transitions, 2U);
+    EXPECT_TRUE(report->ticks_cut);
+    EXPECT_FALSE(report->complete);
+    EXPECT_EQ(report->verdict, Verdict::kHolds);
+  }
+}
+
+} // namespace
+} // namespace cmc::search
