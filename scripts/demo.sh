@@ -15,3 +15,9 @@ check() {
 }
 check kv
 check kv_bug
+# clock_kv's bug strikes once 5 s have passed: only a tick of the virtual
+# clock finds it.
+echo "\$ cmc check ... --region last_set --tick 10s -- build/demo/clock_kv_bug 7000"
+build/tools/cmc check -m 'SET a\n' -m 'SET b\n' --region cmc_state \
+  --region last_set --invariant sticky --tick 10s -- build/demo/clock_kv_bug 7000
+echo "(exit status $?)"
