@@ -46,10 +46,7 @@ Result<std::uint64_t> auxv_bias(const Tracee &tracee, const TargetSpec &spec) {
 // The load bias from /proc/PID/maps, every region checked to lie in
 // readable mappings.
 Result<std::uint64_t> maps_bias(const Tracee &tracee, const TargetSpec &spec) {
-  auto text = tracee.proc_file("maps");
-  if (!text)
-    return text.error();
-  auto maps = decoder::parse_maps(*text);
+  auto maps = tracee.maps();
   if (!maps)
     return maps.error();
   struct stat exe {};

@@ -281,6 +281,13 @@ std::optional<UniqueFd> Tracee::duplicate_fd(int fd) const {
   return sys::pidfd_getfd(pidfd_.get(), fd);
 }
 
+Result<std::vector<decoder::Mapping>> Tracee::maps() const {
+  auto text = proc_file("maps");
+  if (!text)
+    return text.error();
+  return decoder::parse_maps(*text);
+}
+
 Result<std::string> Tracee::proc_file(const char *leaf) const {
   const std::string path = fmt::format("/proc/{}/{}", pid_, leaf);
   const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));

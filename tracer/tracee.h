@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "decoder/proc_maps.h"
 #include "tracer/wait_status.h"
 #include "tracer/watchdog.h"
 #include "util/result.h"
@@ -81,8 +82,10 @@ public:
   }
   // A duplicate of the target's descriptor fd, if it has one.
   [[nodiscard]] std::optional<UniqueFd> duplicate_fd(int fd) const;
-  // The text of /proc/PID/<leaf>, e.g. "maps".
+  // The text of /proc/PID/<leaf>, e.g. "auxv".
   [[nodiscard]] Result<std::string> proc_file(const char *leaf) const;
+  // /proc/PID/maps, parsed.
+  [[nodiscard]] Result<std::vector<decoder::Mapping>> maps() const;
   // Whether the target is known to have ended (it has been reaped).
   [[nodiscard]] bool reaped() const { return reaped_; }
   // A process or thread the target created, auto-attached by ptrace: it is

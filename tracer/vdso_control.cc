@@ -35,10 +35,7 @@ read_image(const Tracee &tracee, std::uint64_t base, std::uint64_t size) {
 
 // Learns the vDSO from the target's maps and its image.
 Result<KnownVdso> learn(const Tracee &tracee, std::uint64_t base) {
-  auto text = tracee.proc_file("maps");
-  if (!text)
-    return text.error();
-  auto maps = decoder::parse_maps(*text);
+  auto maps = tracee.maps();
   if (!maps)
     return maps.error();
   KnownVdso known;
