@@ -1,9 +1,6 @@
 #include "app/check_command.h"
 
-#include <unistd.h>
-
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -11,13 +8,13 @@
 #include <fmt/format.h>
 
 #include "app/report.h"
+#include "app/target_options.h"
 #include "decoder/elf_file.h"
 #include "decoder/region.h"
 #include "search/breadth_first.h"
 #include "tracer/process_executor.h"
 #include "tracer/watchdog.h"
 #include "util/duration.h"
-#include "util/escape.h"
 #include "util/user_error.h"
 
 namespace cmc::app {
@@ -29,30 +26,6 @@ namespace {
 
 [[noreturn]] void usage(const std::string &message) {
   throw UserError(ExitCode::kUsage, message);
-}
-
-// PROGRAM as execvp would find it.
-std::string resolve_program(const std::string &program) {
-  if (program.find('/') != std::string::npos) {
-    if (access(program.c_str(), X_OK) != 0)
-      cannot_check(fmt::format("program {} does not exist or is not "
-                               "executable",
-                               program));
-    return program;
-  }
-  const char *path = std::getenv("PATH");
-  std::string_view dirs = path != nullptr ? path : "/usr/bin:/bin";
-  while (true) {
-    const auto colon = dirs.find(':');
-    const std::string candidate =
-        fmt::format("{}/{}", dirs.substr(0, colon), program);
-    if (access(candidate.c_str(), X_OK) == 0)
-      return candidate;
-    if (colon == std::string_view::npos)
-      break;
-    dirs.remove_prefix(colon + 1);
-  }
-  cannot_check(fmt::format("program {} is not in PATH", program));
 }
 
 std::vector<decoder::Region> resolve_regions(const CheckOptions &options,
@@ -85,12 +58,7 @@ target_spec(const CheckOptions &options) {
   spec->regions = resolve_regions(options, *elf);
   spec->load_base = elf->load_base();
   spec->entry = elf->entry();
-  for (const std::string &message : options.messages) {
-    auto decoded = decode_escapes(message);
-    if (!decoded)
-      usage("bad --message " + decoded.error().message);
-    spec->messages.push_back(std::move(*decoded));
-  }
+  spec->messages = decode_messages(options.messages);
   if (spec->messages.empty())
     usage("give at least one --message");
   spec->seed = options.seed;

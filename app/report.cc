@@ -58,19 +58,10 @@ nlohmann::json report_json(const search::Report &report,
     for (const tracer::ActionId action : report.counterexample)
       counterexample.push_back(step_json(names, action));
   }
-  nlohmann::json sources = nlohmann::json::array();
-  nlohmann::json uncontrolled = nlohmann::json::array();
-  for_each_used(report.sources,
-                [&](const tracer::SourceInfo &info, tracer::Via via) {
-                  (info.controlled ? sources : uncontrolled)
-                      .push_back({{"source", info.name},
-                                  {"via", via_name(via)},
-                                  {"control", info.control}});
-                });
   const char *verdict = violated ? "violated" : "holds";
   if (report.interrupted)
     verdict = "error";
-  return {
+  nlohmann::json json = {
       {"verdict", verdict},
       {"complete", report.complete},
       {"distinct_states", report.distinct_states},
@@ -88,9 +79,32 @@ nlohmann::json report_json(const search::Report &report,
                                   : nlohmann::json(names.tick)},
       {"max_ticks", names.max_ticks},
       {"seed", names.seed},
-      {"sources", sources},
-      {"uncontrolled", uncontrolled},
   };
+  add_sources_json(json, report.sources);
+  return json;
+}
+
+void add_sources_json(nlohmann::json &report, const tracer::Sources &sources) {
+  nlohmann::json controlled = nlohmann::json::array();
+  nlohmann::json uncontrolled = nlohmann::json::array();
+  for_each_used(sources, [&](const tracer::SourceInfo &info, tracer::Via via) {
+    (info.controlled ? controlled : uncontrolled)
+        .push_back({{"source", info.name},
+                    {"via", via_name(via)},
+                    {"control", info.control}});
+  });
+  report["sources"] = controlled;
+  report["uncontrolled"] = uncontrolled;
+}
+
+void print_sources(std::FILE *out, const tracer::Sources &sources) {
+  fmt::print(out, "time and randomness:{}\n",
+             sources == tracer::Sources{} ? " none used" : "");
+  for_each_used(sources, [&](const tracer::SourceInfo &info, tracer::Via via) {
+    fmt::print(out, "  {}{} ({}): {}\n",
+               info.controlled ? "" : "NOT CONTROLLED: ", info.name,
+               via_name(via), info.control);
+  });
 }
 
 nlohmann::json error_json(const std::string &message) {
@@ -132,14 +146,7 @@ void print_report(std::FILE *out, const search::Report &report,
                    : "",
                counts);
   }
-  fmt::print(out, "time and randomness:{}\n",
-             report.sources == tracer::Sources{} ? " none used" : "");
-  for_each_used(
-      report.sources, [&](const tracer::SourceInfo &info, tracer::Via via) {
-        fmt::print(out, "  {}{} ({}): {}\n",
-                   info.controlled ? "" : "NOT CONTROLLED: ", info.name,
-                   via_name(via), info.control);
-      });
+  print_sources(out, report.sources);
   fmt::print(out,
              "{:.2f} s, {:.0f} distinct states/s, {:.0f} transitions/s; "
              "fingerprint collision probability {:.1e}\n",

@@ -23,6 +23,12 @@ struct StepNames {
                                          const StepNames &names);
 [[nodiscard]] nlohmann::json error_json(const std::string &message);
 
+// The "sources" and "uncontrolled" fields: each source of time or
+// randomness used, how it was reached and how cmc controlled it.
+void add_sources_json(nlohmann::json &report, const tracer::Sources &sources);
+// The same as the "time and randomness:" section of a text report.
+void print_sources(std::FILE *out, const tracer::Sources &sources);
+
 // The human-readable summary.
 void print_report(std::FILE *out, const search::Report &report,
                   const StepNames &names);

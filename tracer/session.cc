@@ -65,6 +65,8 @@ Result<std::optional<Fault>> Session::run_until_quiescent() {
     }
     if (event == PTRACE_EVENT_EXEC) {
       // A new program, with a new vDSO and auxiliary vector.
+      if (site_log_ != nullptr)
+        site_log_->new_program();
       if (auto controlled = take_control(); !controlled)
         return controlled.error();
       continue;
@@ -135,15 +137,24 @@ Result<bool> Session::on_seccomp_stop() {
   const TrappedSyscall *call = trapped_syscall(*data);
   if (call == nullptr)
     return Error{fmt::format("unexpected seccomp stop (data {})", *data)};
-  if (call->trap == Trap::kForeignArch)
-    return Error{"the target made a system call of another ABI (int 0x80 or "
-                 "x32), which cmc cannot follow"};
   auto regs = tracee_.registers();
   if (!regs)
     return regs.error();
-  CMC_LOG_DEBUG("tracer", "pid {}: {} at {:#x}", tracee_.pid(), call->name,
-                regs->rip - 2);
+  // rip is past the instruction: syscall, sysenter and int 0x80 are 2 bytes.
+  const std::uint64_t site = regs->rip - 2;
+  CMC_LOG_DEBUG("tracer", "pid {}: {} ({}) at {:#x}", tracee_.pid(), call->name,
+                static_cast<long>(regs->orig_rax), site);
+  if (site_log_ != nullptr)
+    if (auto recorded = site_log_->record(tracee_, environment_.vdso(), site,
+                                          static_cast<long>(regs->orig_rax));
+        !recorded)
+      return recorded.error();
   switch (call->trap) {
+  case Trap::kForeignArch:
+    return Error{"the target made a system call of another ABI (int 0x80 or "
+                 "x32), which cmc cannot follow"};
+  case Trap::kObserve:
+    return false;
   case Trap::kListen:
     listening_fd_ = static_cast<int>(regs->rdi);
     return false;

@@ -9,6 +9,7 @@
 
 #include "tracer/environment.h"
 #include "tracer/executor.h"
+#include "tracer/site_log.h"
 #include "tracer/tracee.h"
 #include "util/result.h"
 
@@ -42,6 +43,10 @@ public:
   // The TCP address the target listens on, as a client reaches it
   // (a wildcard address becomes loopback). Nothing before listen().
   [[nodiscard]] Result<std::optional<sockaddr_storage>> listen_address() const;
+
+  // Records every seccomp stop's call site in log from now on (which stops
+  // there are depends on the filter: LaunchSpec::observe stops on all).
+  void record_sites(SiteLog &log) { site_log_ = &log; }
 
   [[nodiscard]] const Environment &environment() const { return environment_; }
   // What decides the target's future beyond its memory: the virtual clock,
@@ -79,6 +84,7 @@ private:
   Environment environment_;
   std::optional<int> listening_fd_;
   std::optional<Waiting> waiting_;
+  SiteLog *site_log_ = nullptr;
 };
 
 } // namespace cmc::tracer

@@ -46,15 +46,18 @@ constexpr std::array kTable{
     TrappedSyscall{"times", Trap::kPassThrough, -1, Source::kTimes},
     TrappedSyscall{"getrusage", Trap::kPassThrough, -1, Source::kTimes},
     TrappedSyscall{"sysinfo", Trap::kPassThrough, -1, Source::kTimes},
+    TrappedSyscall{"(any other)", Trap::kObserve},
     TrappedSyscall{"(foreign ABI)", Trap::kForeignArch},
 };
 constexpr std::uint16_t kForeignRow = kTable.size() - 1;
+constexpr std::uint16_t kObserveRow = kTable.size() - 2;
 
 struct FilterContext {
   scmp_filter_ctx ctx;
   FilterContext(const FilterContext &) = delete;
   FilterContext &operator=(const FilterContext &) = delete;
-  FilterContext() : ctx(seccomp_init(SCMP_ACT_ALLOW)) {}
+  explicit FilterContext(std::uint32_t default_action)
+      : ctx(seccomp_init(default_action)) {}
   ~FilterContext() { seccomp_release(ctx); }
 };
 
@@ -64,18 +67,31 @@ void require(int rc, const char *what) {
                              std::strerror(-rc));
 }
 
-std::vector<sock_filter> build_program() {
-  const FilterContext filter;
+// The table's rules over default_action; with observe_fd >= 0, also the
+// calls of the launch itself allowed (see observing_program).
+std::vector<sock_filter> build_program(std::uint32_t default_action,
+                                       int observe_fd) {
+  const FilterContext filter(default_action);
   if (filter.ctx == nullptr)
     throw std::runtime_error("libseccomp: seccomp_init failed");
   require(seccomp_attr_set(filter.ctx, SCMP_FLTATR_ACT_BADARCH,
                            SCMP_ACT_TRACE(kForeignRow)),
           "bad-arch action");
-  for (std::uint16_t row = 0; row < kForeignRow; ++row) {
+  for (std::uint16_t row = 0; row < kObserveRow; ++row) {
     const int nr = seccomp_syscall_resolve_name(kTable[row].name);
     require(nr == __NR_SCMP_ERROR ? -EINVAL : 0, kTable[row].name);
     require(seccomp_rule_add(filter.ctx, SCMP_ACT_TRACE(row), nr, 0),
             kTable[row].name);
+  }
+  if (observe_fd >= 0) {
+    require(seccomp_rule_add(filter.ctx, SCMP_ACT_ALLOW, SCMP_SYS(execve), 0),
+            "execve");
+    require(seccomp_rule_add(filter.ctx, SCMP_ACT_ALLOW, SCMP_SYS(execveat), 0),
+            "execveat");
+    require(seccomp_rule_add(
+                filter.ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1,
+                SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(observe_fd))),
+            "write");
   }
   // libseccomp 2.5 exports BPF only to a file descriptor.
   const int fd = memfd_create("cmc-seccomp", MFD_CLOEXEC);
@@ -99,10 +115,15 @@ const TrappedSyscall *trapped_syscall(unsigned long data) {
 }
 
 const sock_fprog &seccomp_program() {
-  static const std::vector<sock_filter> program = build_program();
+  static const std::vector<sock_filter> program =
+      build_program(SCMP_ACT_ALLOW, -1);
   static const sock_fprog fprog{static_cast<unsigned short>(program.size()),
                                 const_cast<sock_filter *>(program.data())};
   return fprog;
+}
+
+std::vector<sock_filter> observing_program(int report_fd) {
+  return build_program(SCMP_ACT_TRACE(kObserveRow), report_fd);
 }
 
 } // namespace cmc::tracer

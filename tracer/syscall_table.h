@@ -30,6 +30,7 @@ enum class Trap : std::uint8_t {
   kRefuse,      // fails with ENOSYS: it would bypass the tracer
   kTimer,       // arms a timer cmc does not control: the check stops
   kPassThrough, // runs, and the report lists it as not controlled
+  kObserve,     // any call not in the table, under observing_program
   kForeignArch, // a system call of another ABI (int 0x80 from x86-64)
 };
 
@@ -52,5 +53,12 @@ struct TrappedSyscall {
 // The BPF program, built once with libseccomp: every syscall runs freely
 // except the table's rows, which stop the target for cmc.
 [[nodiscard]] const sock_fprog &seccomp_program();
+
+// The same rules over a default of stopping on every other system call
+// too (row kObserve), so a run records every call site. The launch's own
+// execve (made before cmc can set PTRACE_O_TRACESECCOMP, when a traced call
+// would fail with ENOSYS) is allowed, as is its write of a failure report
+// to report_fd: the target's execve calls are not observed at their sites.
+[[nodiscard]] std::vector<sock_filter> observing_program(int report_fd);
 
 } // namespace cmc::tracer

@@ -162,6 +162,14 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
         fmt::format("cannot prepare the launch: {}", std::strerror(errno))};
   UniqueFd report_read(report[0]);
   UniqueFd report_write(report[1]);
+  // Built before fork: the child must not allocate.
+  std::vector<sock_filter> observing;
+  sock_fprog observing_fprog{};
+  if (spec.observe) {
+    observing = observing_program(report_write.get());
+    observing_fprog = {static_cast<unsigned short>(observing.size()),
+                       observing.data()};
+  }
   ChildPlan plan{spec.program.c_str(),
                  {},
                  dev_null.get(),
@@ -169,8 +177,7 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
                  spec.aslr,
                  spec.show_output,
                  spec.netns,
-                 // Built before fork: the child must not allocate.
-                 &seccomp_program()};
+                 spec.observe ? &observing_fprog : &seccomp_program()};
   for (const std::string &arg : spec.argv)
     plan.argv.push_back(const_cast<char *>(arg.c_str()));
   plan.argv.push_back(nullptr);
@@ -254,6 +261,10 @@ Result<long> Tracee::inject_syscall(std::uint64_t syscall_at, long nr,
   if (auto set = set_registers(call); !set)
     return set.error();
   auto status = sys::single_step(pid_);
+  // Under observing_program the call stops at seccomp first; stepping on
+  // from there runs it.
+  while (status && status->seccomp_stop())
+    status = sys::single_step(pid_);
   if (!status)
     return status.error();
   if (status->gone()) {

@@ -27,6 +27,8 @@ struct LaunchSpec {
   bool aslr = false;             // false: personality(ADDR_NO_RANDOMIZE)
   bool show_output = false;      // false: stdout and stderr to /dev/null
   int netns = -1; // network namespace to join (an fd); -1: a fresh one
+  // Stop on every system call (observing_program), not only the table's.
+  bool observe = false;
 };
 
 // A target process under ptrace, in a network namespace of its own, with
@@ -63,7 +65,8 @@ public:
                                         std::span<const std::byte> bytes);
   // Makes the stopped target run the system call nr(args) on the syscall
   // instruction at syscall_at, with every register restored afterwards;
-  // the call must not be one the seccomp filter stops. Returns its result
+  // the call must not be one the table of syscall_table.h stops for (a
+  // stop of observing_program is stepped over). Returns its result
   // (-errno on failure).
   [[nodiscard]] Result<long>
   inject_syscall(std::uint64_t syscall_at, long nr,

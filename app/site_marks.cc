@@ -1,0 +1,78 @@
+#include "app/site_marks.h"
+
+#include <algorithm>
+
+namespace cmc::app {
+namespace {
+
+bool same_file(const decoder::FileId &a, const decoder::FileId &b) {
+  return a.dev_major == b.dev_major && a.dev_minor == b.dev_minor &&
+         a.inode == b.inode;
+}
+
+// The link-time address of a file offset, through the PT_LOAD that maps it.
+std::optional<std::uint64_t> link_address(const Module &module,
+                                          std::uint64_t offset) {
+  for (const auto &load : module.loads)
+    if (offset >= load.offset && offset < load.offset + load.filesz)
+      return load.vaddr + (offset - load.offset);
+  return std::nullopt;
+}
+
+void count_vdso_call(SiteMarks &marks, const tracer::ObservedSite &seen) {
+  const auto call =
+      std::find_if(marks.vdso_calls.begin(), marks.vdso_calls.end(),
+                   [&](const VdsoCall &known) {
+                     return known.function == seen.vdso_function;
+                   });
+  if (call != marks.vdso_calls.end())
+    call->calls += seen.count;
+  else
+    marks.vdso_calls.push_back({seen.vdso_function, seen.count});
+}
+
+// Marks seen in module; false when the scan has no site there.
+bool mark_in(const Module &module, std::vector<std::size_t> &stops,
+             std::uint64_t address, const tracer::ObservedSite &seen) {
+  const auto &sites = module.file.sites;
+  const auto site = std::lower_bound(
+      sites.begin(), sites.end(), address,
+      [](const auto &s, std::uint64_t a) { return s.address < a; });
+  if (site == sites.end() || site->address != address)
+    return false;
+  stops[static_cast<std::size_t>(site - sites.begin())] += seen.count;
+  return true;
+}
+
+} // namespace
+
+SiteMarks mark_sites(const std::vector<Module> &modules,
+                     const std::vector<tracer::ObservedSite> &observed) {
+  SiteMarks marks;
+  for (const Module &module : modules)
+    marks.stops.emplace_back(module.file.sites.size(), 0);
+  for (const tracer::ObservedSite &seen : observed) {
+    if (seen.path == "[vdso]") {
+      count_vdso_call(marks, seen);
+      continue;
+    }
+    const auto module =
+        std::find_if(modules.begin(), modules.end(), [&](const Module &m) {
+          return same_file(m.id, seen.file);
+        });
+    UnscannedSite unscanned{seen.path, seen.file_offset, false, &seen};
+    if (module != modules.end()) {
+      const auto index = static_cast<std::size_t>(module - modules.begin());
+      if (const auto address = link_address(*module, seen.file_offset)) {
+        if (mark_in(*module, marks.stops[index], *address, seen))
+          continue;
+        unscanned.address = *address;
+        unscanned.in_module = true;
+      }
+    }
+    marks.unscanned.push_back(unscanned);
+  }
+  return marks;
+}
+
+} // namespace cmc::app

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "decoder/proc_maps.h"
+#include "tracer/tracee.h"
+#include "tracer/vdso_control.h"
+#include "util/result.h"
+
+namespace cmc::tracer {
+
+// A system call instruction seen executing, placed where it came from.
+struct ObservedSite {
+  std::string path;     // the mapping's file, "[vdso]", or "" (anonymous)
+  decoder::FileId file; // of a file mapping
+  // Of the instruction in the file (in the vDSO: in its image).
+  std::uint64_t file_offset = 0;
+  std::string vdso_function; // the patched vDSO function holding it, or ""
+  std::vector<long> numbers; // the system call numbers made there, sorted
+  std::size_t count = 0;     // stops at it
+};
+
+// The system call sites one run of a target executed, each placed in its
+// file as /proc/PID/maps showed it when the site first stopped (so a site
+// stays placed after the target unmaps it or exits).
+class SiteLog {
+public:
+  // Records a stop at the system call instruction at address; the target
+  // is stopped there.
+  [[nodiscard]] Result<void> record(const Tracee &tracee,
+                                    const VdsoLayout &vdso,
+                                    std::uint64_t address, long number);
+  // After an exec: the same address may be another site now.
+  void new_program() { by_address_.clear(); }
+
+  [[nodiscard]] const std::vector<ObservedSite> &sites() const {
+    return sites_;
+  }
+
+private:
+  std::unordered_map<std::uint64_t, std::size_t> by_address_;
+  std::vector<ObservedSite> sites_;
+};
+
+} // namespace cmc::tracer
