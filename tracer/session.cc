@@ -1,5 +1,6 @@
 #include "tracer/session.h"
 
+#include <linux/futex.h>
 #include <netinet/in.h>
 
 #include <cerrno>
@@ -93,9 +94,8 @@ Result<void> Session::advance_clock(std::chrono::nanoseconds by) {
     return {};
   const Waiting fired = *waiting_;
   waiting_.reset();
-  const Trap trap = fired.call->trap;
-  if (trap == Trap::kSleep || trap == Trap::kClockSleep)
-    return skip(fired.regs, 0);
+  if (fired.result_at_deadline)
+    return skip(fired.regs, *fired.result_at_deadline);
   return expire(tracee_, *fired.call, fired.regs);
 }
 
@@ -190,6 +190,8 @@ Result<bool> Session::on_seccomp_stop() {
   case Trap::kSleep:
   case Trap::kClockSleep:
     return on_sleep(*call, *regs);
+  case Trap::kFutex:
+    return on_futex(*call, *regs);
   default:
     return on_wait(*call, *regs);
   }
@@ -209,11 +211,45 @@ Result<bool> Session::on_sleep(const TrappedSyscall &call,
       clock.elapsed() + from_timespec(*length);
   if (absolute)
     deadline = clock.elapsed_at(static_cast<clockid_t>(regs.rdi), *length);
+  return sleep_until(call, regs, deadline, 0);
+}
+
+// While the target is single-threaded (cmc refuses threads), a futex wait
+// can only end by its timeout.
+Result<bool> Session::on_futex(const TrappedSyscall &call,
+                               const user_regs_struct &regs) {
+  const int op = static_cast<int>(regs.rsi) & FUTEX_CMD_MASK;
+  if ((op != FUTEX_WAIT && op != FUTEX_WAIT_BITSET) || regs.r10 == 0)
+    return false; // not a wait, or one without timeout: a hang if it blocks
+  auto word = tracee_.read_value<std::uint32_t>(regs.rdi);
+  if (!word || *word != static_cast<std::uint32_t>(regs.rdx))
+    return false; // the kernel answers EFAULT or EAGAIN at once
+  auto length = tracee_.read_value<timespec>(regs.r10);
+  if (!length)
+    return answer(regs, -EFAULT);
+  environment_.note(Source::kTimedWait, regs);
+  const VirtualClock &clock = environment_.clock();
+  // FUTEX_WAIT's timeout is relative; FUTEX_WAIT_BITSET's is an instant of
+  // CLOCK_MONOTONIC, or of CLOCK_REALTIME with FUTEX_CLOCK_REALTIME.
+  std::optional<std::chrono::nanoseconds> deadline =
+      clock.elapsed() + from_timespec(*length);
+  if (op == FUTEX_WAIT_BITSET)
+    deadline = clock.elapsed_at((regs.rsi & FUTEX_CLOCK_REALTIME) != 0
+                                    ? CLOCK_REALTIME
+                                    : CLOCK_MONOTONIC,
+                                *length);
+  return sleep_until(call, regs, deadline, -ETIMEDOUT);
+}
+
+Result<bool>
+Session::sleep_until(const TrappedSyscall &call, const user_regs_struct &regs,
+                     std::optional<std::chrono::nanoseconds> deadline,
+                     long result) {
   if (!deadline)
     return answer(regs, -EINVAL);
-  if (*deadline <= clock.elapsed())
-    return answer(regs, 0);
-  waiting_ = Waiting{&call, regs, deadline};
+  if (*deadline <= environment_.clock().elapsed())
+    return answer(regs, result);
+  waiting_ = Waiting{&call, regs, deadline, result};
   return true;
 }
 
@@ -236,13 +272,12 @@ Result<bool> Session::on_wait(const TrappedSyscall &call,
     environment_.note(Source::kTimedWait, regs);
     deadline = environment_.clock().elapsed() + *wait->timeout;
   }
-  waiting_ = Waiting{&call, regs, deadline};
+  waiting_ = Waiting{&call, regs, deadline, std::nullopt};
   return true;
 }
 
 Result<bool> Session::still_waiting() const {
-  const Trap trap = waiting_->call->trap;
-  if (trap == Trap::kSleep || trap == Trap::kClockSleep)
+  if (waiting_->result_at_deadline)
     return true;
   auto wait = would_block(tracee_, *waiting_->call, waiting_->regs);
   if (!wait)

@@ -62,12 +62,23 @@ private:
     user_regs_struct regs{};
     // Elapsed virtual time at which it times out; nothing: never.
     std::optional<std::chrono::nanoseconds> deadline;
+    // A sleep or futex wait, which nothing but its deadline ends: skipped
+    // with this result then. Nothing: a wait for input, made to time out
+    // (expire()) and checked again on every resume.
+    std::optional<long> result_at_deadline;
   };
 
   // True when the stop is quiescent.
   [[nodiscard]] Result<bool> on_seccomp_stop();
   [[nodiscard]] Result<bool> on_sleep(const TrappedSyscall &call,
                                       const user_regs_struct &regs);
+  [[nodiscard]] Result<bool> on_futex(const TrappedSyscall &call,
+                                      const user_regs_struct &regs);
+  // Quiescent until deadline (nothing: the call's time is invalid), then
+  // skipped with result.
+  [[nodiscard]] Result<bool>
+  sleep_until(const TrappedSyscall &call, const user_regs_struct &regs,
+              std::optional<std::chrono::nanoseconds> deadline, long result);
   [[nodiscard]] Result<bool> on_wait(const TrappedSyscall &call,
                                      const user_regs_struct &regs);
   // At a signal-delivery stop: the signal to deliver (0 when cmc handled

@@ -30,6 +30,7 @@ constexpr std::array kTable{
     TrappedSyscall{"epoll_pwait2", Trap::kEpollPwait2},
     TrappedSyscall{"nanosleep", Trap::kSleep, -1, Source::kSleep},
     TrappedSyscall{"clock_nanosleep", Trap::kClockSleep, -1, Source::kSleep},
+    TrappedSyscall{"futex", Trap::kFutex},
     TrappedSyscall{"timerfd_settime", Trap::kTimerfdSet, -1, Source::kTimerfd},
     TrappedSyscall{"timerfd_gettime", Trap::kTimerfdGet, -1, Source::kTimerfd},
     TrappedSyscall{"clock_gettime", Trap::kEmulate, -1, Source::kClockGettime},

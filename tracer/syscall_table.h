@@ -24,6 +24,7 @@ enum class Trap : std::uint8_t {
   kEpollPwait2, // epoll_pwait2(epfd, events, max, timespec *, ...)
   kSleep,       // nanosleep(req, rem)
   kClockSleep,  // clock_nanosleep(clock, flags, req, rem)
+  kFutex,       // futex(word, op, val, timeout, ...): a timed wait sleeps
   kTimerfdSet,  // timerfd_settime, run on the virtual clock
   kTimerfdGet,  // timerfd_gettime
   kEmulate,     // answered by cmc from the virtual clock or the seed

@@ -1,7 +1,9 @@
 #include "tracer/timer_fds.h"
 
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/timerfd.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -112,6 +114,13 @@ Result<void> TimerFds::fire(const Tracee &tracee, int fd,
   auto copy = tracee.duplicate_fd(fd);
   if (!copy)
     return {}; // closed since: nothing to wake
+  // TFD_IOC_SET_TICKS sets the count: the expirations the target has not
+  // read yet are taken (the copy shares the target's open file) and added.
+  pollfd unread{copy->get(), POLLIN, 0};
+  std::uint64_t pending = 0;
+  if (poll(&unread, 1, 0) == 1 &&
+      ::read(copy->get(), &pending, sizeof pending) == sizeof pending)
+    expirations += pending;
   if (ioctl(copy->get(), kSetTicks, &expirations) != 0)
     return Error{fmt::format("cannot fire the target's timerfd {} "
                              "(TFD_IOC_SET_TICKS: {}); this kernel lacks "

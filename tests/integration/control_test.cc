@@ -143,18 +143,32 @@ TEST_F(Control, TheDeadlineOfAWaitIsPartOfTheState) {
   EXPECT_NE(late->fingerprints.back(), early->fingerprints.back());
 }
 
-TEST_F(Control, ASleepEndsOnATickAndNotBefore) {
-  auto asleep = run({}, {kSleep});
+class Sleep : public Control,
+              public ::testing::WithParamInterface<const char *> {};
+
+TEST_P(Sleep, EndsOnATickAndNotBefore) {
+  const Clocks clocks{GetParam()};
+  auto asleep = run(clocks, {kSleep});
   ASSERT_TRUE(asleep.ok());
   EXPECT_FALSE(asleep->fault);
   EXPECT_EQ(asleep->after.at(2), std::byte{0});
   EXPECT_EQ(asleep->response, "");
-  auto woken = run({}, {kSleep, kTick});
+  auto woken = run(clocks, {kSleep, kTick});
   ASSERT_TRUE(woken.ok());
   EXPECT_EQ(woken->after.at(2), std::byte{1});
   EXPECT_EQ(woken->response, "OK\n");
-  EXPECT_TRUE(woken->sources.used(Source::kSleep, Via::kSyscall));
+  EXPECT_TRUE(woken->sources.used(Source::kSleep, Via::kSyscall) ||
+              woken->sources.used(Source::kTimedWait, Via::kSyscall));
+  // The sleep is 3 s: a 2 s tick is short of it, a second one passes it.
+  const Clocks two{GetParam(), seconds(2)};
+  EXPECT_EQ(bytes_after(two, {kSleep, kTick}).at(2), std::byte{0});
+  EXPECT_EQ(bytes_after(two, {kSleep, kTick, kTick}).at(2), std::byte{1});
 }
+
+// nanosleep, then a futex wait with a relative and with an absolute
+// timeout (only the timeout can end one in a single-threaded target).
+INSTANTIATE_TEST_SUITE_P(Calls, Sleep,
+                         ::testing::Values("poll", "futex", "futexabs"));
 
 TEST_F(Control, RandomnessComesFromTheSeed) {
   const Clocks one{.mode = "entropy", .seed = 1};

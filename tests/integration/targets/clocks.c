@@ -11,9 +11,12 @@
  * /dev/urandom, AT_RANDOM, rdtsc); mode vvar reads the kernel's clock page
  * [vvar] directly before listening, a time read no vDSO patch can catch.
  *
- * Messages: "SET b\n" sets cmc_state[1]; "SLEEP\n" sleeps 3 s (nanosleep)
- * then sets cmc_state[2]; "TIME\n" stores the clocks in times[].
+ * Messages: "SET b\n" sets cmc_state[1]; "SLEEP\n" sleeps 3 s (nanosleep;
+ * in mode futex a FUTEX_WAIT with a 3 s timeout, in mode futexabs a
+ * FUTEX_WAIT_BITSET until 3 s from now on CLOCK_MONOTONIC) then sets
+ * cmc_state[2]; "TIME\n" stores the clocks in times[].
  */
+#include <linux/futex.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdint.h>
@@ -25,6 +28,7 @@
 #include <sys/random.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -101,12 +105,29 @@ static int wait_readable(const char *mode, int client, int epoll, int timer) {
   return poll(&entry, 1, 5000);
 }
 
-static void handle(const char *line) {
+/* Sleeps 3 s as mode says. */
+static void sleep_three(const char *mode) {
+  struct timespec three = {3, 0};
+  static uint32_t word;
+  if (strcmp(mode, "futex") == 0) {
+    syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, &three, NULL, 0);
+  } else if (strcmp(mode, "futexabs") == 0) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    three.tv_sec += now.tv_sec;
+    three.tv_nsec = now.tv_nsec;
+    syscall(SYS_futex, &word, FUTEX_WAIT_BITSET_PRIVATE, 0, &three, NULL,
+            FUTEX_BITSET_MATCH_ANY);
+  } else {
+    nanosleep(&three, NULL);
+  }
+}
+
+static void handle(const char *mode, const char *line) {
   if (strcmp(line, "SET b") == 0)
     cmc_state[1] = 1;
   if (strcmp(line, "SLEEP") == 0) {
-    const struct timespec three = {3, 0};
-    nanosleep(&three, NULL);
+    sleep_three(mode);
     cmc_state[2] = 1;
   }
   if (strcmp(line, "TIME") == 0)
@@ -151,7 +172,7 @@ int main(int argc, char **argv) {
     }
     line[used] = '\0';
     used = 0;
-    handle(line);
+    handle(mode, line);
     if (write(client, "OK\n", 3) != 3)
       return 1;
   }
