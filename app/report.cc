@@ -1,9 +1,13 @@
 #include "app/report.h"
 
+#include <fstream>
+#include <iostream>
+
 #include <fmt/format.h>
 
 #include "util/escape.h"
 #include "util/fingerprint.h"
+#include "util/user_error.h"
 
 namespace cmc::app {
 namespace {
@@ -113,6 +117,20 @@ nlohmann::json error_json(const std::string &message) {
           {"transitions", 0},          {"max_depth", 0},
           {"counterexample", nullptr}, {"violation", nullptr},
           {"error", message}};
+}
+
+void write_json(const std::string &destination, const nlohmann::json &json) {
+  if (destination.empty())
+    return;
+  if (destination == "-") {
+    std::cout << json.dump(2) << '\n';
+    return;
+  }
+  std::ofstream file(destination);
+  file << json.dump(2) << '\n';
+  if (!file)
+    throw UserError(ExitCode::kCannotCheck,
+                    fmt::format("cannot write the JSON to {}", destination));
 }
 
 void print_report(std::FILE *out, const search::Report &report,

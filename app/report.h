@@ -29,6 +29,10 @@ void add_sources_json(nlohmann::json &report, const tracer::Sources &sources);
 // The same as the "time and randomness:" section of a text report.
 void print_sources(std::FILE *out, const tracer::Sources &sources);
 
+// Writes json to the file destination, "-" for stdout, "" nowhere; throws
+// UserError when it cannot.
+void write_json(const std::string &destination, const nlohmann::json &json);
+
 // The human-readable summary.
 void print_report(std::FILE *out, const search::Report &report,
                   const StepNames &names);

@@ -296,17 +296,6 @@ RunResult run_program(const ScanOptions &options,
   return {std::move(*run), std::move(marks), spec.messages.size()};
 }
 
-void write_json(const std::string &destination, const nlohmann::json &json) {
-  if (destination == "-") {
-    std::cout << json.dump(2) << '\n';
-    return;
-  }
-  std::ofstream file(destination);
-  file << json.dump(2) << '\n';
-  if (!file)
-    cannot_check(fmt::format("cannot write the JSON to {}", destination));
-}
-
 } // namespace
 
 void add_scan_options(CLI::App &scan, ScanOptions &options) {

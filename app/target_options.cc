@@ -2,23 +2,127 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <string_view>
 
 #include <fmt/format.h>
 
+#include "decoder/elf_file.h"
+#include "util/duration.h"
 #include "util/escape.h"
 #include "util/user_error.h"
 
 namespace cmc::app {
+namespace {
+
+[[noreturn]] void usage(const std::string &message) {
+  throw UserError(ExitCode::kUsage, message);
+}
+
+[[noreturn]] void cannot_check(const std::string &message) {
+  throw UserError(ExitCode::kCannotCheck, message);
+}
+
+std::vector<decoder::Region> resolve_regions(const TargetOptions &options,
+                                             const decoder::ElfFile &elf) {
+  std::vector<decoder::Region> regions;
+  for (const std::string &text : options.regions) {
+    auto spec = decoder::parse_region_spec(text);
+    if (!spec)
+      usage(spec.error().message);
+    auto region = decoder::resolve_region(*spec, elf);
+    if (!region)
+      cannot_check(region.error().message);
+    regions.push_back(std::move(*region));
+  }
+  return regions;
+}
+
+} // namespace
+
+void add_target_options(CLI::App &command, TargetOptions &options) {
+  command.add_option("-m,--message", options.messages,
+                     "One client message (repeatable); C escapes \\n \\r "
+                     "\\t \\\\ \\xHH are decoded. Tried in the order "
+                     "given.");
+  command.add_option("--region", options.regions,
+                     "State to read after every step (repeatable): SYMBOL, "
+                     "SYMBOL:LEN or SYMBOL+OFF:LEN, from .symtab or .dynsym");
+  command
+      .add_option("--invariant", options.invariant,
+                  "Property checked on every transition: sticky (no "
+                  "non-zero byte becomes zero) or none. Crashes, exits and "
+                  "hangs during a step are always violations.")
+      ->check(CLI::IsMember({"sticky", "none"}));
+  command.add_flag("--aslr", options.aslr,
+                   "Leave the target's address-space randomisation on");
+  command.add_option("--port", options.port,
+                     "Connect to 127.0.0.1:PORT instead of the address the "
+                     "target listens on");
+  command
+      .add_option("--step-timeout", options.step_timeout_s,
+                  "Seconds a step may take before the target counts as "
+                  "hung (default 10)")
+      ->check(CLI::PositiveNumber);
+  command.add_flag("--show-output", options.show_output,
+                   "Let the target write to cmc's stdout and stderr");
+  command.add_option("--tick", options.tick,
+                     "Add the step 'advance the target's virtual clock by "
+                     "DURATION' (10s, 250ms, ...) to the alphabet, tried "
+                     "after the messages; waits and timers whose deadline it "
+                     "passes fire");
+  command.add_option("--seed", options.seed,
+                     "Seed of getrandom, /dev/urandom and AT_RANDOM (default "
+                     "0)");
+  command.add_option("command", options.command, "-- PROGRAM [ARGS...]");
+}
+
+std::shared_ptr<tracer::TargetSpec> target_spec(const TargetOptions &options) {
+  if (options.command.empty())
+    usage("give the target: -- PROGRAM [ARGS...]");
+  auto spec = std::make_shared<tracer::TargetSpec>();
+  spec->launch.program = resolve_program(options.command.front());
+  spec->launch.argv = options.command;
+  spec->launch.aslr = options.aslr;
+  spec->launch.show_output = options.show_output;
+  auto elf = decoder::ElfFile::open(spec->launch.program);
+  if (!elf)
+    cannot_check(elf.error().message);
+  spec->regions = resolve_regions(options, *elf);
+  spec->load_base = elf->load_base();
+  spec->entry = elf->entry();
+  spec->messages = decode_messages(options.messages);
+  spec->seed = options.seed;
+  if (!options.tick.empty()) {
+    auto tick = parse_duration(options.tick);
+    if (!tick)
+      usage("bad --tick " + tick.error().message);
+    spec->tick = *tick;
+  }
+  spec->port = options.port;
+  spec->step_timeout =
+      std::chrono::milliseconds(std::llround(options.step_timeout_s * 1000));
+  return spec;
+}
+
+std::vector<search::RegionLayout>
+layout_of(const std::vector<decoder::Region> &regions) {
+  std::vector<search::RegionLayout> layout;
+  std::size_t offset = 0;
+  for (const decoder::Region &region : regions) {
+    layout.push_back({region.name, offset, region.length});
+    offset += region.length;
+  }
+  return layout;
+}
 
 std::string resolve_program(const std::string &program) {
   if (program.find('/') != std::string::npos) {
     if (access(program.c_str(), X_OK) != 0)
-      throw UserError(ExitCode::kCannotCheck,
-                      fmt::format("program {} does not exist or is not "
-                                  "executable",
-                                  program));
+      cannot_check(fmt::format("program {} does not exist or is not "
+                               "executable",
+                               program));
     return program;
   }
   const char *path = std::getenv("PATH");
@@ -33,8 +137,7 @@ std::string resolve_program(const std::string &program) {
       break;
     dirs.remove_prefix(colon + 1);
   }
-  throw UserError(ExitCode::kCannotCheck,
-                  fmt::format("program {} is not in PATH", program));
+  cannot_check(fmt::format("program {} is not in PATH", program));
 }
 
 std::vector<std::string>
@@ -43,8 +146,7 @@ decode_messages(const std::vector<std::string> &texts) {
   for (const std::string &text : texts) {
     auto decoded = decode_escapes(text);
     if (!decoded)
-      throw UserError(ExitCode::kUsage,
-                      "bad --message " + decoded.error().message);
+      usage("bad --message " + decoded.error().message);
     messages.push_back(std::move(*decoded));
   }
   return messages;

@@ -1,12 +1,44 @@
 #pragma once
 
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "search/property.h"
+#include "tracer/target_run.h"
+
 namespace cmc::app {
 
-// The options that name a target and what to send it, shared by the
-// commands that run one. Each throws UserError for bad input.
+// The options that name a target, its state and what to send it, shared by
+// the commands that run one (check, replay), as the user gave them.
+struct TargetOptions {
+  std::vector<std::string> messages; // C escapes not yet decoded
+  std::vector<std::string> regions;
+  std::string invariant = "none";
+  bool aslr = false;
+  std::optional<std::uint16_t> port;
+  double step_timeout_s = 10;
+  bool show_output = false;
+  std::string tick; // "" none
+  std::uint64_t seed = 0;
+  std::vector<std::string> command; // PROGRAM [ARGS...]
+};
+
+// Registers the TargetOptions on command (none of them required).
+void add_target_options(CLI::App &command, TargetOptions &options);
+
+// The run of the target that the options describe; throws UserError for
+// bad input (an unknown symbol, a program that is not there).
+[[nodiscard]] std::shared_ptr<tracer::TargetSpec>
+target_spec(const TargetOptions &options);
+
+// Where each region lies in the state's bytes.
+[[nodiscard]] std::vector<search::RegionLayout>
+layout_of(const std::vector<decoder::Region> &regions);
 
 // PROGRAM as execvp would find it: a path with a slash as it is, a bare
 // name through PATH.

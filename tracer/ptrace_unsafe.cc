@@ -26,14 +26,22 @@ Error errno_error(const char *what, pid_t pid) {
 Result<void> set_options(pid_t pid) {
   const long options = PTRACE_O_EXITKILL | PTRACE_O_TRACESECCOMP |
                        PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
-                       PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC;
+                       PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC |
+                       PTRACE_O_TRACESYSGOOD;
   if (ptrace(PTRACE_SETOPTIONS, pid, nullptr, options) != 0)
     return errno_error("PTRACE_SETOPTIONS", pid);
   return {};
 }
 
-void resume(pid_t pid, int signal) {
-  ptrace(PTRACE_CONT, pid, nullptr, signal);
+void resume(pid_t pid, int signal, bool to_syscall_stop) {
+  ptrace(to_syscall_stop ? PTRACE_SYSCALL : PTRACE_CONT, pid, nullptr, signal);
+}
+
+Result<bool> at_syscall_exit(pid_t pid) {
+  __ptrace_syscall_info info{};
+  if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof info, &info) <= 0)
+    return errno_error("PTRACE_GET_SYSCALL_INFO", pid);
+  return info.op == PTRACE_SYSCALL_INFO_EXIT;
 }
 
 Result<unsigned long> event_message(pid_t pid) {

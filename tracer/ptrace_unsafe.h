@@ -22,10 +22,16 @@
 namespace cmc::tracer::sys {
 
 // Options every tracee gets: kill it when cmc exits, stop it on the
-// seccomp filter's SECCOMP_RET_TRACE, follow its clones, forks and execs.
+// seccomp filter's SECCOMP_RET_TRACE, follow its clones, forks and execs,
+// mark syscall stops (SIGTRAP | 0x80).
 [[nodiscard]] Result<void> set_options(pid_t pid);
-// Resumes a stopped tracee, delivering signal (0 for none). ESRCH is fine.
-void resume(pid_t pid, int signal);
+// Resumes a stopped tracee, delivering signal (0 for none); with
+// to_syscall_stop, it stops again at its next syscall entry or exit
+// (PTRACE_SYSCALL). ESRCH is fine.
+void resume(pid_t pid, int signal, bool to_syscall_stop);
+// Whether a syscall stop is at the exit of the call, not its entry
+// (PTRACE_GET_SYSCALL_INFO).
+[[nodiscard]] Result<bool> at_syscall_exit(pid_t pid);
 // The PTRACE_GETEVENTMSG value of the current stop (the SECCOMP_RET_DATA of
 // a seccomp stop, the new pid of a clone stop).
 [[nodiscard]] Result<unsigned long> event_message(pid_t pid);

@@ -42,12 +42,17 @@ Result<std::optional<Fault>> Session::run_until_quiescent() {
   }
   int signal = 0;
   while (true) {
-    auto status = tracee_.resume_and_wait(signal);
+    auto status = tracee_.resume_and_wait(signal, awaiting_exit_);
     signal = 0;
     if (!status)
       return status.error();
     if (status->gone())
       return std::optional(fault_of(*status));
+    if (status->syscall_stop()) {
+      if (auto returned = on_syscall_stop(); !returned)
+        return returned.error();
+      continue;
+    }
     if (status->seccomp_stop()) {
       auto quiescent = on_seccomp_stop();
       if (!quiescent)
@@ -66,8 +71,8 @@ Result<std::optional<Fault>> Session::run_until_quiescent() {
     }
     if (event == PTRACE_EVENT_EXEC) {
       // A new program, with a new vDSO and auxiliary vector.
-      if (site_log_ != nullptr)
-        site_log_->new_program();
+      if (watcher_ != nullptr)
+        watcher_->new_program();
       if (auto controlled = take_control(); !controlled)
         return controlled.error();
       continue;
@@ -121,7 +126,28 @@ Fault Session::fault_of(const WaitStatus &status) const {
 Result<void> Session::skip(user_regs_struct regs, long result) {
   regs.orig_rax = static_cast<std::uint64_t>(-1);
   regs.rax = static_cast<std::uint64_t>(result);
-  return tracee_.set_registers(regs);
+  if (auto set = tracee_.set_registers(regs); !set)
+    return set;
+  if (!awaiting_exit_)
+    return {};
+  awaiting_exit_ = false;
+  return watcher_->returned(tracee_, regs);
+}
+
+Result<void> Session::on_syscall_stop() {
+  auto exit = tracee_.at_syscall_exit();
+  if (!exit)
+    return exit.error();
+  // An entry stop means the exit of the call awaited was not seen (the
+  // target was stopped another way in between): nothing to report.
+  const bool returned = awaiting_exit_ && *exit;
+  awaiting_exit_ = false;
+  if (!returned)
+    return {};
+  auto regs = tracee_.registers();
+  if (!regs)
+    return regs.error();
+  return watcher_->returned(tracee_, *regs);
 }
 
 Result<bool> Session::answer(const user_regs_struct &regs, long result) {
@@ -141,14 +167,14 @@ Result<bool> Session::on_seccomp_stop() {
   if (!regs)
     return regs.error();
   // rip is past the instruction: syscall, sysenter and int 0x80 are 2 bytes.
-  const std::uint64_t site = regs->rip - 2;
   CMC_LOG_DEBUG("tracer", "pid {}: {} ({}) at {:#x}", tracee_.pid(), call->name,
-                static_cast<long>(regs->orig_rax), site);
-  if (site_log_ != nullptr)
-    if (auto recorded = site_log_->record(tracee_, environment_.vdso(), site,
-                                          static_cast<long>(regs->orig_rax));
-        !recorded)
-      return recorded.error();
+                static_cast<long>(regs->orig_rax), regs->rip - 2);
+  if (watcher_ != nullptr) {
+    if (auto seen = watcher_->entered(tracee_, environment_.vdso(), *regs);
+        !seen)
+      return seen.error();
+    awaiting_exit_ = watcher_->wants_results();
+  }
   switch (call->trap) {
   case Trap::kForeignArch:
     return Error{"the target made a system call of another ABI (int 0x80 or "

@@ -9,7 +9,7 @@
 
 #include "tracer/environment.h"
 #include "tracer/executor.h"
-#include "tracer/site_log.h"
+#include "tracer/syscall_watcher.h"
 #include "tracer/tracee.h"
 #include "util/result.h"
 
@@ -44,9 +44,8 @@ public:
   // (a wildcard address becomes loopback). Nothing before listen().
   [[nodiscard]] Result<std::optional<sockaddr_storage>> listen_address() const;
 
-  // Records every seccomp stop's call site in log from now on (which stops
-  // there are depends on the filter: LaunchSpec::observe stops on all).
-  void record_sites(SiteLog &log) { site_log_ = &log; }
+  // Shows watcher every system call the filter stops from now on.
+  void watch(SyscallWatcher &watcher) { watcher_ = &watcher; }
 
   [[nodiscard]] const Environment &environment() const { return environment_; }
   // What decides the target's future beyond its memory: the virtual clock,
@@ -85,6 +84,8 @@ private:
   // it), or an Error when it shows an escape from cmc's control.
   [[nodiscard]] Result<int> on_signal(int signal);
   [[nodiscard]] Result<bool> still_waiting() const;
+  // At a syscall stop: reports the result of the call awaited.
+  [[nodiscard]] Result<void> on_syscall_stop();
   // Skips the system call at this stop; it returns result instead.
   [[nodiscard]] Result<void> skip(user_regs_struct regs, long result);
   // skip(), at a stop that is not quiescent: returns false.
@@ -95,7 +96,10 @@ private:
   Environment environment_;
   std::optional<int> listening_fd_;
   std::optional<Waiting> waiting_;
-  SiteLog *site_log_ = nullptr;
+  SyscallWatcher *watcher_ = nullptr;
+  // The watcher wants the result of the call entered last, which runs:
+  // resume to its syscall-exit stop.
+  bool awaiting_exit_ = false;
 };
 
 } // namespace cmc::tracer

@@ -39,8 +39,10 @@ Result<ObservedSite> place(const Tracee &tracee, const VdsoLayout &vdso,
 
 } // namespace
 
-Result<void> SiteLog::record(const Tracee &tracee, const VdsoLayout &vdso,
-                             std::uint64_t address, long number) {
+Result<void> SiteLog::entered(const Tracee &tracee, const VdsoLayout &vdso,
+                              const user_regs_struct &regs) {
+  const std::uint64_t address = regs.rip - 2;
+  const auto number = static_cast<long>(regs.orig_rax);
   if (const auto known = by_address_.find(address);
       known != by_address_.end()) {
     count(sites_[known->second], number);

@@ -6,8 +6,7 @@
 #include <vector>
 
 #include "decoder/proc_maps.h"
-#include "tracer/tracee.h"
-#include "tracer/vdso_control.h"
+#include "tracer/syscall_watcher.h"
 #include "util/result.h"
 
 namespace cmc::tracer {
@@ -26,15 +25,14 @@ struct ObservedSite {
 // The system call sites one run of a target executed, each placed in its
 // file as /proc/PID/maps showed it when the site first stopped (so a site
 // stays placed after the target unmaps it or exits).
-class SiteLog {
+class SiteLog final : public SyscallWatcher {
 public:
-  // Records a stop at the system call instruction at address; the target
-  // is stopped there.
-  [[nodiscard]] Result<void> record(const Tracee &tracee,
-                                    const VdsoLayout &vdso,
-                                    std::uint64_t address, long number);
-  // After an exec: the same address may be another site now.
-  void new_program() { by_address_.clear(); }
+  // Records the stop's site (rip - 2: syscall, sysenter and int 0x80 are
+  // two bytes) and number.
+  [[nodiscard]] Result<void> entered(const Tracee &tracee,
+                                     const VdsoLayout &vdso,
+                                     const user_regs_struct &regs) override;
+  void new_program() override { by_address_.clear(); }
 
   [[nodiscard]] const std::vector<ObservedSite> &sites() const {
     return sites_;

@@ -3,6 +3,7 @@
 #include "tracer/connection.h"
 #include "tracer/network_namespace.h"
 #include "tracer/session.h"
+#include "tracer/site_log.h"
 
 namespace cmc::tracer {
 namespace {
@@ -63,7 +64,7 @@ Result<SiteRun> run_for_sites(const SiteRunSpec &spec) {
     return tracee.error();
   Session session(**tracee, spec.seed);
   SiteLog log;
-  session.record_sites(log);
+  session.watch(log);
   if (auto controlled = session.take_control(); !controlled)
     return controlled.error();
   SiteRun run;

@@ -219,8 +219,8 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
   return tracee;
 }
 
-Result<WaitStatus> Tracee::resume_and_wait(int signal) {
-  sys::resume(pid_, signal);
+Result<WaitStatus> Tracee::resume_and_wait(int signal, bool to_syscall_stop) {
+  sys::resume(pid_, signal, to_syscall_stop);
   auto status = sys::wait_for(pid_);
   if (status && status->gone())
     reaped_ = true;
@@ -277,6 +277,10 @@ Result<long> Tracee::inject_syscall(std::uint64_t syscall_at, long nr,
   if (auto restored = set_registers(*saved); !restored)
     return restored.error();
   return static_cast<long>(after->rax);
+}
+
+Result<bool> Tracee::at_syscall_exit() const {
+  return sys::at_syscall_exit(pid_);
 }
 
 Result<unsigned long> Tracee::event_message() const {

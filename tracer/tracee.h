@@ -51,8 +51,12 @@ public:
   [[nodiscard]] int pidfd() const { return pidfd_.get(); }
   [[nodiscard]] Watchdog::Lease &lease() { return *lease_; }
 
-  // Resumes the stopped target and waits for its next stop or its end.
-  [[nodiscard]] Result<WaitStatus> resume_and_wait(int signal = 0);
+  // Resumes the stopped target and waits for its next stop or its end;
+  // with to_syscall_stop, also stops at its next syscall entry or exit.
+  [[nodiscard]] Result<WaitStatus>
+  resume_and_wait(int signal = 0, bool to_syscall_stop = false);
+  // Whether the target is stopped at a syscall's exit (not its entry).
+  [[nodiscard]] Result<bool> at_syscall_exit() const;
   [[nodiscard]] Result<user_regs_struct> registers() const;
   [[nodiscard]] Result<void> set_registers(const user_regs_struct &regs);
   [[nodiscard]] Result<unsigned long> event_message() const;

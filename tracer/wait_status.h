@@ -26,6 +26,10 @@ public:
   [[nodiscard]] bool seccomp_stop() const {
     return ptrace_event() == PTRACE_EVENT_SECCOMP;
   }
+  // A syscall-entry or -exit stop of PTRACE_SYSCALL (PTRACE_O_TRACESYSGOOD).
+  [[nodiscard]] bool syscall_stop() const {
+    return stopped() && stop_signal() == (SIGTRAP | 0x80);
+  }
   // A stop with PTRACE_EVENT_STOP: group-stop under PTRACE_SEIZE.
   [[nodiscard]] bool group_stop() const {
     return stopped() && (raw_ >> 16) == PTRACE_EVENT_STOP;
