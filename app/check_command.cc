@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "app/replay_command.h"
 #include "app/report.h"
 #include "app/target_options.h"
 #include "decoder/elf_file.h"
@@ -59,6 +60,19 @@ search::Options search_options(const CheckOptions &options) {
   return search;
 }
 
+// The command that shows the counterexample step by step.
+void print_replay(std::FILE *out, const CheckOptions &options,
+                  const search::Report &report, const StepNames &names) {
+  std::vector<std::string> steps;
+  for (const tracer::ActionId action : report.counterexample)
+    steps.push_back(action < names.messages.size() ? names.messages[action]
+                                                   : "");
+  fmt::print(out, "replay it: {}\n",
+             replay_command_line(options.target, steps));
+  if (!options.json.empty() && options.json != "-")
+    fmt::print(out, "       or: cmc replay --from {}\n", options.json);
+}
+
 int check(const CheckOptions &options) {
   const auto spec = check_spec(options);
   const auto layout = layout_of(spec->regions);
@@ -75,8 +89,13 @@ int check(const CheckOptions &options) {
   const StepNames names{
       spec->messages, spec->tick ? format_duration(*spec->tick) : "",
       spec->tick ? options.max_ticks.value_or(1) : 0, spec->seed};
-  write_json(options.json, report_json(*report, names));
-  print_report(options.json == "-" ? stderr : stdout, *report, names);
+  auto json = report_json(*report, names);
+  json["replay"] = replay_json(options.target);
+  write_json(options.json, json);
+  std::FILE *out = options.json == "-" ? stderr : stdout;
+  print_report(out, *report, names);
+  if (report->verdict == search::Verdict::kViolated)
+    print_replay(out, options, *report, names);
   if (report->interrupted)
     return static_cast<int>(ExitCode::kCannotCheck);
   return report->verdict == search::Verdict::kViolated

@@ -44,19 +44,6 @@ Module scan_module(const std::string &path) {
           std::move(*file)};
 }
 
-std::vector<Module> scan_modules(const std::string &binary) {
-  auto executable = decoder::ElfFile::open(binary);
-  if (!executable)
-    cannot_check(executable.error().message);
-  auto libraries = decoder::loaded_libraries(*executable);
-  if (!libraries)
-    cannot_check(libraries.error().message);
-  std::vector<Module> modules{scan_module(binary)};
-  for (const std::string &library : *libraries)
-    modules.push_back(scan_module(library));
-  return modules;
-}
-
 // The scan's modules with what one run of the program executed.
 struct RunResult {
   tracer::SiteRun run;
@@ -224,57 +211,25 @@ std::string summary_note(const decoder::FileSites &file) {
 }
 
 // " observed 3" or " never reached" in a run; "" without one.
-std::string mark_text(const RunResult *result, std::size_t module,
+std::string mark_text(const SiteMarks *marks, std::size_t module,
                       std::size_t site) {
-  if (result == nullptr)
+  if (marks == nullptr)
     return "";
-  const std::size_t stops = result->marks.stops[module][site];
+  const std::size_t stops = marks->stops[module][site];
   return stops > 0 ? fmt::format(" observed {}", stops) : " never reached";
 }
 
-std::string observed_text(const RunResult *result, std::size_t module) {
-  if (result == nullptr)
+std::string observed_text(const SiteMarks *marks, std::size_t module) {
+  if (marks == nullptr)
     return "";
-  const auto &stops = result->marks.stops[module];
+  const auto &stops = marks->stops[module];
   return fmt::format("  {} observed",
                      std::count_if(stops.begin(), stops.end(),
                                    [](std::size_t n) { return n > 0; }));
 }
 
-void print_modules(const std::vector<Module> &modules, bool all_sites,
-                   const RunResult *result) {
-  for (std::size_t m = 0; m < modules.size(); ++m)
-    for (std::size_t i = 0; i < modules[m].file.sites.size(); ++i) {
-      const auto &site = modules[m].file.sites[i];
-      if (all_sites || listed_by_default(site))
-        fmt::print("{} {:#x} {} {} {} {}{}\n", modules[m].path, site.address,
-                   site.function.name.empty() ? "?" : site.function.name,
-                   site.instruction, number_text(site),
-                   decoder::origin_name(site.origin), mark_text(result, m, i));
-    }
-  fmt::print("summary:\n");
-  for (std::size_t m = 0; m < modules.size(); ++m)
-    fmt::print("  {:6} sites  {}{}{}\n", modules[m].file.sites.size(),
-               modules[m].path, summary_note(modules[m].file),
-               observed_text(result, m));
-}
-
 void print_run(const RunResult &result) {
-  fmt::print("vDSO functions called:{}\n",
-             result.marks.vdso_calls.empty() ? " none" : "");
-  for (const VdsoCall &call : result.marks.vdso_calls)
-    fmt::print("  {}  {} calls\n",
-               call.function.empty() ? "? (outside every function)"
-                                     : call.function,
-               call.calls);
-  if (!result.marks.unscanned.empty())
-    fmt::print("system calls at no scanned site:\n");
-  for (const UnscannedSite &site : result.marks.unscanned)
-    fmt::print("  {} {} {:#x}: {} ({} calls){}\n",
-               site.path.empty() ? "(anonymous memory)" : site.path,
-               site.in_module ? "address" : "file offset", site.address,
-               numbers_text(site.seen->numbers), site.seen->count,
-               site.in_module ? "; MISSED BY THE SCAN" : "");
+  print_calls_seen(result.marks);
   print_sources(stdout, result.run.sources);
   fmt::print("run: {}\n", ending_text(result));
 }
@@ -297,6 +252,55 @@ RunResult run_program(const ScanOptions &options,
 }
 
 } // namespace
+
+std::vector<Module> scan_modules(const std::string &binary) {
+  auto executable = decoder::ElfFile::open(binary);
+  if (!executable)
+    cannot_check(executable.error().message);
+  auto libraries = decoder::loaded_libraries(*executable);
+  if (!libraries)
+    cannot_check(libraries.error().message);
+  std::vector<Module> modules{scan_module(binary)};
+  for (const std::string &library : *libraries)
+    modules.push_back(scan_module(library));
+  return modules;
+}
+
+void print_sites(const std::vector<Module> &modules, bool all_sites,
+                 const SiteMarks *marks) {
+  for (std::size_t m = 0; m < modules.size(); ++m)
+    for (std::size_t i = 0; i < modules[m].file.sites.size(); ++i) {
+      const auto &site = modules[m].file.sites[i];
+      if (all_sites || listed_by_default(site))
+        fmt::print("{} {:#x} {} {} {} {}{}\n", modules[m].path, site.address,
+                   site.function.name.empty() ? "?" : site.function.name,
+                   site.instruction, number_text(site),
+                   decoder::origin_name(site.origin), mark_text(marks, m, i));
+    }
+  fmt::print("summary:\n");
+  for (std::size_t m = 0; m < modules.size(); ++m)
+    fmt::print("  {:6} sites  {}{}{}\n", modules[m].file.sites.size(),
+               modules[m].path, summary_note(modules[m].file),
+               observed_text(marks, m));
+}
+
+void print_calls_seen(const SiteMarks &marks) {
+  fmt::print("vDSO functions called:{}\n",
+             marks.vdso_calls.empty() ? " none" : "");
+  for (const VdsoCall &call : marks.vdso_calls)
+    fmt::print("  {}  {} calls\n",
+               call.function.empty() ? "? (outside every function)"
+                                     : call.function,
+               call.calls);
+  if (!marks.unscanned.empty())
+    fmt::print("system calls at no scanned site:\n");
+  for (const UnscannedSite &site : marks.unscanned)
+    fmt::print("  {} {} {:#x}: {} ({} calls){}\n",
+               site.path.empty() ? "(anonymous memory)" : site.path,
+               site.in_module ? "address" : "file offset", site.address,
+               numbers_text(site.seen->numbers), site.seen->count,
+               site.in_module ? "; MISSED BY THE SCAN" : "");
+}
 
 void add_scan_options(CLI::App &scan, ScanOptions &options) {
   scan.add_option("command", options.command,
@@ -353,7 +357,7 @@ int run_scan(const ScanOptions &options) {
     write_json(options.json, json);
   }
   if (options.json != "-") {
-    print_modules(modules, options.sites, ran);
+    print_sites(modules, options.sites, ran != nullptr ? &ran->marks : nullptr);
     if (ran != nullptr)
       print_run(*ran);
   }

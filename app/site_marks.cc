@@ -31,20 +31,45 @@ void count_vdso_call(SiteMarks &marks, const tracer::ObservedSite &seen) {
     marks.vdso_calls.push_back({seen.vdso_function, seen.count});
 }
 
-// Marks seen in module; false when the scan has no site there.
-bool mark_in(const Module &module, std::vector<std::size_t> &stops,
-             std::uint64_t address, const tracer::ObservedSite &seen) {
-  const auto &sites = module.file.sites;
+// Where an observed site falls in the scan.
+struct Location {
+  std::size_t module = 0;               // == modules.size(): in no scanned file
+  std::optional<std::uint64_t> address; // link-time, in that module
+  std::size_t site = 0;                 // == its sites.size(): none there
+};
+
+Location locate(const std::vector<Module> &modules,
+                const tracer::ObservedSite &seen) {
+  Location location;
+  const auto module =
+      std::find_if(modules.begin(), modules.end(),
+                   [&](const Module &m) { return same_file(m.id, seen.file); });
+  location.module = static_cast<std::size_t>(module - modules.begin());
+  if (module == modules.end())
+    return location;
+  const auto &sites = module->file.sites;
+  location.site = sites.size();
+  location.address = link_address(*module, seen.file_offset);
+  if (!location.address)
+    return location;
   const auto site = std::lower_bound(
-      sites.begin(), sites.end(), address,
+      sites.begin(), sites.end(), *location.address,
       [](const auto &s, std::uint64_t a) { return s.address < a; });
-  if (site == sites.end() || site->address != address)
-    return false;
-  stops[static_cast<std::size_t>(site - sites.begin())] += seen.count;
-  return true;
+  if (site != sites.end() && site->address == *location.address)
+    location.site = static_cast<std::size_t>(site - sites.begin());
+  return location;
 }
 
 } // namespace
+
+const decoder::SyscallSite *scanned_site(const std::vector<Module> &modules,
+                                         const tracer::ObservedSite &seen) {
+  const Location location = locate(modules, seen);
+  if (location.module == modules.size() ||
+      location.site == modules[location.module].file.sites.size())
+    return nullptr;
+  return &modules[location.module].file.sites[location.site];
+}
 
 SiteMarks mark_sites(const std::vector<Module> &modules,
                      const std::vector<tracer::ObservedSite> &observed) {
@@ -56,19 +81,16 @@ SiteMarks mark_sites(const std::vector<Module> &modules,
       count_vdso_call(marks, seen);
       continue;
     }
-    const auto module =
-        std::find_if(modules.begin(), modules.end(), [&](const Module &m) {
-          return same_file(m.id, seen.file);
-        });
+    const Location location = locate(modules, seen);
+    if (location.module < modules.size() &&
+        location.site < modules[location.module].file.sites.size()) {
+      marks.stops[location.module][location.site] += seen.count;
+      continue;
+    }
     UnscannedSite unscanned{seen.path, seen.file_offset, false, &seen};
-    if (module != modules.end()) {
-      const auto index = static_cast<std::size_t>(module - modules.begin());
-      if (const auto address = link_address(*module, seen.file_offset)) {
-        if (mark_in(*module, marks.stops[index], *address, seen))
-          continue;
-        unscanned.address = *address;
-        unscanned.in_module = true;
-      }
+    if (location.address) {
+      unscanned.address = *location.address;
+      unscanned.in_module = true;
     }
     marks.unscanned.push_back(unscanned);
   }

@@ -42,6 +42,12 @@ struct SiteMarks {
   std::vector<UnscannedSite> unscanned;
 };
 
+// The scanned site an observed one is, or nullptr (the vDSO, a file not
+// scanned, a site the scan missed).
+[[nodiscard]] const decoder::SyscallSite *
+scanned_site(const std::vector<Module> &modules,
+             const tracer::ObservedSite &seen);
+
 // Places each observed site in the module of the same file (by device and
 // inode: maps shows resolved paths) through the PT_LOAD holding its file
 // offset, and matches it to the scanned site at that link-time address.

@@ -173,7 +173,7 @@ std::string format_syscall(long number,
   std::string name = syscall_name(number);
   if (name.empty())
     name = fmt::format("syscall_{}", number);
-  const auto shape =
+  const auto *const shape =
       std::find_if(kShapes.begin(), kShapes.end(),
                    [&](const Shape &known) { return known.name == name; });
   const std::string_view kinds =

@@ -231,6 +231,12 @@ std::string syscall_name(long number) {
   return text;
 }
 
+std::optional<long> syscall_number(const std::string &name) {
+  const int number =
+      seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, name.c_str());
+  return number >= 0 ? std::optional<long>(number) : std::nullopt;
+}
+
 std::string_view origin_name(SiteOrigin origin) {
   switch (origin) {
   case SiteOrigin::kInline:

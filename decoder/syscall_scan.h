@@ -60,6 +60,8 @@ struct FileSites {
 
 // The x86-64 name of a system call number ("read"), or "".
 [[nodiscard]] std::string syscall_name(long number);
+// The x86-64 number of a system call name ("write"), or nothing.
+[[nodiscard]] std::optional<long> syscall_number(const std::string &name);
 
 // "inline", "libc", "ld.so" or "unknown".
 [[nodiscard]] std::string_view origin_name(SiteOrigin origin);

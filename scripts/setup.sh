@@ -8,7 +8,8 @@ packages=(
   build-essential binutils cmake ninja-build pkg-config
   libseccomp-dev libelf-dev libdw-dev libcapstone-dev libtbb-dev
   libunwind-dev libxxhash-dev libfmt-dev libcli11-dev nlohmann-json3-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libedit-dev
+  tmux # the interactive test of cmc explore
 )
 missing=()
 for package in "${packages[@]}"; do

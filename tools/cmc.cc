@@ -8,6 +8,8 @@
 #include <CLI/CLI.hpp>
 
 #include "app/check_command.h"
+#include "app/explore_command.h"
+#include "app/replay_command.h"
 #include "app/scan_command.h"
 #include "tracer/watchdog.h"
 #include "util/user_error.h"
@@ -17,10 +19,12 @@ namespace {
 // Ctrl-C, SIGTERM and SIGHUP are taken by one thread that kills every
 // target; the search then ends with "interrupted". Blocked before any other
 // thread starts, so every thread inherits the mask.
-void handle_interrupts() {
+// cmc explore keeps Ctrl-C for its prompt.
+void handle_interrupts(bool with_ctrl_c) {
   static sigset_t set;
   sigemptyset(&set);
-  sigaddset(&set, SIGINT);
+  if (with_ctrl_c)
+    sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
@@ -48,16 +52,40 @@ int run(int argc, char **argv) {
       "scan", "List the syscall, sysenter and int 0x80 instructions of a "
               "binary and of the libraries it loads (Capstone)");
   cmc::app::add_scan_options(*scan, scan_options);
+  cmc::app::ReplayOptions replay_options;
+  CLI::App *replay = app.add_subcommand(
+      "replay", "Run a counterexample once and show, step by step, what the "
+                "target did: its system calls, replies and region changes");
+  replay->footer(
+      "Examples:\n  cmc check --json report.json ... && cmc replay --from "
+      "report.json\n  cmc replay --region cmc_state --invariant sticky "
+      "--steps 'SET b\\n' 'SET a\\n' -- ./kv_bug 7000\n\nExit status: 1 "
+      "the violation shows, 0 it does not, 2 usage error, 3 could not run.");
+  cmc::app::add_replay_options(*replay, replay_options);
+  cmc::app::TargetOptions explore_options;
+  CLI::App *explore = app.add_subcommand(
+      "explore", "Start the target and take steps by hand, with catchpoints "
+                 "on system calls, backtraces and going back");
+  explore->footer(
+      "Example:\n  cmc explore -m 'SET a\\n' --region cmc_state -- ./kv "
+      "7000\n\nCommands are read from the terminal (history, tab "
+      "completion) or, without one, line by line from stdin; 'help' lists "
+      "them.");
+  cmc::app::add_explore_options(*explore, explore_options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &error) {
     const int status = app.exit(error);
     return status == 0 ? 0 : static_cast<int>(cmc::ExitCode::kUsage);
   }
-  handle_interrupts();
+  handle_interrupts(!explore->parsed());
   try {
     if (scan->parsed())
       return cmc::app::run_scan(scan_options);
+    if (replay->parsed())
+      return cmc::app::run_replay(replay_options);
+    if (explore->parsed())
+      return cmc::app::run_explore(explore_options);
     return cmc::app::run_check(check_options);
   } catch (const cmc::UserError &error) {
     std::fprintf(stderr, "cmc: %s\n", error.what());

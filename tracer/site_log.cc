@@ -45,7 +45,8 @@ Result<void> SiteLog::entered(const Tracee &tracee, const VdsoLayout &vdso,
   const auto number = static_cast<long>(regs.orig_rax);
   if (const auto known = by_address_.find(address);
       known != by_address_.end()) {
-    count(sites_[known->second], number);
+    last_ = known->second;
+    count(sites_[last_], number);
     return {};
   }
   auto placed = place(tracee, vdso, address);
@@ -61,6 +62,7 @@ Result<void> SiteLog::entered(const Tracee &tracee, const VdsoLayout &vdso,
   if (same == sites_.end())
     sites_.push_back(std::move(*placed));
   by_address_.emplace(address, index);
+  last_ = index;
   count(sites_[index], number);
   return {};
 }

@@ -37,10 +37,15 @@ public:
   [[nodiscard]] const std::vector<ObservedSite> &sites() const {
     return sites_;
   }
+  // The site of the call entered last, or nullptr before any.
+  [[nodiscard]] const ObservedSite *last() const {
+    return last_ < sites_.size() ? &sites_[last_] : nullptr;
+  }
 
 private:
   std::unordered_map<std::uint64_t, std::size_t> by_address_;
   std::vector<ObservedSite> sites_;
+  std::size_t last_ = static_cast<std::size_t>(-1);
 };
 
 } // namespace cmc::tracer

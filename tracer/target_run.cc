@@ -121,11 +121,14 @@ TargetRun::TargetRun(const TargetSpec &spec, std::unique_ptr<Tracee> tracee)
       session_(std::make_unique<Session>(*tracee_, spec.seed)) {}
 
 Result<TargetRun> TargetRun::start(const TargetSpec &spec,
-                                   const LaunchSpec &launch, bool &located) {
+                                   const LaunchSpec &launch, bool &located,
+                                   SyscallWatcher *watcher) {
   auto tracee = Tracee::spawn(launch);
   if (!tracee)
     return tracee.error();
   TargetRun run(spec, std::move(*tracee));
+  if (watcher != nullptr)
+    run.session_->watch(*watcher);
   if (auto controlled = run.session_->take_control(); !controlled)
     return controlled.error();
   if (auto settled = run.settle("before it waited for a client"); !settled)
@@ -163,15 +166,23 @@ Fingerprint TargetRun::fingerprint(std::span<const std::byte> state) const {
 }
 
 Result<std::optional<Fault>> TargetRun::step(ActionId action) {
-  if (action < spec_->messages.size()) {
-    if (auto sent = connection_->send(spec_->messages[action]); !sent)
-      return sent.error();
-  } else {
+  if (action >= spec_->messages.size()) {
     CMC_CHECK(spec_->tick.has_value() && action == spec_->messages.size(),
               "an action outside the alphabet");
-    if (auto ticked = session_->advance_clock(*spec_->tick); !ticked)
-      return ticked.error();
+    return tick(*spec_->tick);
   }
+  if (auto sent = connection_->send(spec_->messages[action]); !sent)
+    return sent.error();
+  return run_step();
+}
+
+Result<std::optional<Fault>> TargetRun::tick(std::chrono::nanoseconds by) {
+  if (auto ticked = session_->advance_clock(by); !ticked)
+    return ticked.error();
+  return run_step();
+}
+
+Result<std::optional<Fault>> TargetRun::run_step() {
   tracee_->lease().arm(spec_->step_timeout);
   auto fault = session_->run_until_quiescent();
   if (fault && !*fault)

@@ -46,9 +46,11 @@ public:
   // Launches per launch (spec.launch, joined to a worker's network
   // namespace). located: whether an earlier run of this worker checked the
   // load bias against /proc/PID/maps (then the auxiliary vector suffices);
-  // set by the first run.
+  // set by the first run. A watcher sees the run's system calls from the
+  // start on (all of them with launch.observe).
   [[nodiscard]] static Result<TargetRun>
-  start(const TargetSpec &spec, const LaunchSpec &launch, bool &located);
+  start(const TargetSpec &spec, const LaunchSpec &launch, bool &located,
+        SyscallWatcher *watcher = nullptr);
 
   // The region bytes now.
   [[nodiscard]] Result<std::vector<std::byte>> read_state() const {
@@ -60,15 +62,21 @@ public:
   // Sends a message or ticks the clock, then runs the target until it is
   // quiescent; the Fault (step unset) if it died, exited or hung.
   [[nodiscard]] Result<std::optional<Fault>> step(ActionId action);
+  // A tick of any length (the alphabet's is spec.tick), then runs the
+  // target until it is quiescent.
+  [[nodiscard]] Result<std::optional<Fault>> tick(std::chrono::nanoseconds by);
   // What the target sent back since the last drain.
   [[nodiscard]] std::string drain() { return connection_->drain(); }
 
   [[nodiscard]] Tracee &tracee() { return *tracee_; }
+  [[nodiscard]] const Tracee &tracee() const { return *tracee_; }
   [[nodiscard]] const Session &session() const { return *session_; }
 
 private:
   TargetRun(const TargetSpec &spec, std::unique_ptr<Tracee> tracee);
   [[nodiscard]] Result<void> settle(const char *when);
+  // Runs the target until it is quiescent after a step was given.
+  [[nodiscard]] Result<std::optional<Fault>> run_step();
 
   const TargetSpec *spec_;
   std::unique_ptr<Tracee> tracee_;

@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <net/if.h>
 #include <sched.h>
 #include <sys/ioctl.h>
@@ -36,7 +37,7 @@ enum class Stage : int {
 
 const char *stage_name(Stage stage) {
   static constexpr std::array kNames{
-      "redirecting stdio",
+      "redirecting stdio and closing inherited descriptors",
       "disabling ASLR (personality)",
       "entering its network namespace (cmc needs root or CAP_SYS_ADMIN)",
       "bringing up loopback in its network namespace",
@@ -86,6 +87,10 @@ struct ChildPlan {
   if (dup2(plan.dev_null, STDIN_FILENO) < 0 ||
       (!plan.show_output && (dup2(plan.dev_null, STDOUT_FILENO) < 0 ||
                              dup2(plan.dev_null, STDERR_FILENO) < 0)))
+    child_fail(plan, Stage::kDevNull, errno);
+  // Nothing cmc inherited reaches the target: it starts with descriptors
+  // 0-2 only, as under a service manager.
+  if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
     child_fail(plan, Stage::kDevNull, errno);
   if (!plan.aslr &&
       personality(static_cast<unsigned long>(personality(0xffffffff)) |

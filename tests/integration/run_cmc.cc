@@ -1,6 +1,7 @@
 #include "tests/integration/run_cmc.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -101,7 +102,8 @@ nlohmann::json Outcome::json() const {
   return nlohmann::json::parse(out, nullptr, false);
 }
 
-Started start_cmc(const std::vector<std::string> &args) {
+Started start_cmc(const std::vector<std::string> &args,
+                  const std::string &input) {
   if (!kSubreaper)
     throw std::runtime_error("PR_SET_CHILD_SUBREAPER failed");
   std::array<int, 2> out{};
@@ -110,6 +112,8 @@ Started start_cmc(const std::vector<std::string> &args) {
     throw std::runtime_error("pipe");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, input.c_str(),
+                                   O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
   posix_spawn_file_actions_addclose(&actions, out[0]);
@@ -143,6 +147,11 @@ Outcome finish(const Started &started) {
 
 Outcome run_cmc(const std::vector<std::string> &args) {
   return finish(start_cmc(args));
+}
+
+Outcome run_cmc_with_input(const std::vector<std::string> &args,
+                           const std::string &input) {
+  return finish(start_cmc(args, input));
 }
 
 std::vector<pid_t> children_of(pid_t pid) { return children(pid, false); }

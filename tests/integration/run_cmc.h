@@ -26,6 +26,9 @@ struct Outcome {
 // Runs cmc with args and collects its output. The test process is a child
 // subreaper, so a target that cmc failed to kill would become our child.
 Outcome run_cmc(const std::vector<std::string> &args);
+// The same with stdin read from the file input (a path).
+Outcome run_cmc_with_input(const std::vector<std::string> &args,
+                           const std::string &input);
 
 // Starts cmc without waiting; finish() collects it.
 struct Started {
@@ -33,7 +36,8 @@ struct Started {
   int out_fd = -1;
   int err_fd = -1;
 };
-Started start_cmc(const std::vector<std::string> &args);
+Started start_cmc(const std::vector<std::string> &args,
+                  const std::string &input = "/dev/null");
 Outcome finish(const Started &started);
 
 // Live processes whose parent is this test process (leaked targets, once

@@ -1,0 +1,77 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/site_marks.h"
+#include "app/target_options.h"
+#include "tracer/network_namespace.h"
+#include "tracer/site_log.h"
+#include "tracer/syscall_trace.h"
+#include "tracer/target_run.h"
+
+namespace cmc::app {
+
+// Reads one command line; nothing at the end of input.
+using ReadLine = std::function<std::optional<std::string>(const char *prompt)>;
+
+// One `cmc explore` session: a live target taking steps one at a time,
+// with the debugger's habits (catchpoints on system calls, backtraces,
+// the state, going back by replay). Every command prints its answer on
+// stdout; a bad command prints one line and changes nothing.
+class Explorer {
+public:
+  // Starts the target; throws UserError when it cannot.
+  Explorer(const TargetOptions &options, ReadLine read_line);
+  Explorer(const Explorer &) = delete;
+  Explorer &operator=(const Explorer &) = delete;
+  Explorer(Explorer &&) = delete;
+  Explorer &operator=(Explorer &&) = delete;
+  ~Explorer();
+
+  // Runs one command line; false after quit.
+  bool execute(const std::string &line);
+
+  // The command names, for completion.
+  [[nodiscard]] static const std::vector<std::string> &commands();
+
+private:
+  class Watcher;
+  // A step of the path: a message (an index into the spec's) or a tick.
+  struct Step {
+    std::optional<std::size_t> message;
+    std::chrono::nanoseconds tick{};
+    std::string tick_text;
+  };
+
+  void execute(const std::string &word, const std::string &argument);
+  void restart();
+  // Takes the step, printing what the target did unless quiet.
+  void take(const Step &step, bool quiet);
+  void send(const std::string &argument);
+  void tick(const std::string &argument);
+  void show_state() const;
+  void show_log() const;
+  void add_catch(const std::string &argument);
+  void delete_catch(const std::string &argument);
+  void show_sites();
+  void back();
+  void show_path() const;
+
+  TargetOptions options_;
+  std::shared_ptr<tracer::TargetSpec> spec_;
+  std::vector<search::RegionLayout> layout_;
+  tracer::NetworkNamespace netns_;
+  std::unique_ptr<Watcher> watcher_;
+  std::optional<tracer::TargetRun> run_;
+  std::vector<Step> path_;
+  std::vector<tracer::TracedCall> log_; // of the last step
+  std::optional<std::vector<Module>> modules_;
+  bool ended_ = false; // the target died or exited: only back, reset
+};
+
+} // namespace cmc::app

@@ -1,0 +1,263 @@
+#include "app/replay_command.h"
+
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "app/step_report.h"
+#include "search/property.h"
+#include "tracer/network_namespace.h"
+#include "tracer/syscall_trace.h"
+#include "tracer/target_run.h"
+#include "util/escape.h"
+#include "util/user_error.h"
+
+namespace cmc::app {
+namespace {
+
+[[noreturn]] void usage(const std::string &message) {
+  throw UserError(ExitCode::kUsage, message);
+}
+
+[[noreturn]] void cannot_check(const std::string &message) {
+  throw UserError(ExitCode::kCannotCheck, message);
+}
+
+// A word the shell passes on unchanged, quoted if it needs to be.
+std::string shell_quote(const std::string &word) {
+  const bool plain =
+      !word.empty() &&
+      word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
+                             "VWXYZ0123456789_-+=/.,:@%") == std::string::npos;
+  if (plain)
+    return word;
+  std::string quoted = "'";
+  for (const char c : word)
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// A step to replay: a message (decoded) or, when tick, a tick.
+struct Step {
+  bool tick = false;
+  std::string message;
+};
+
+// What a report gives: the steps, the violation it found, the target.
+struct Plan {
+  std::vector<Step> steps;
+  std::string expected; // the report's violation, or ""
+  TargetOptions target;
+};
+
+nlohmann::json read_report(const std::string &path) {
+  std::ifstream file(path);
+  if (!file)
+    cannot_check(fmt::format("cannot read the report {}", path));
+  auto json = nlohmann::json::parse(file, nullptr, false);
+  if (json.is_discarded() || !json.is_object())
+    cannot_check(fmt::format("{} is not a cmc check --json report", path));
+  return json;
+}
+
+// The report's target options where the command line gave none.
+void merge_target(TargetOptions &target, const nlohmann::json &replay) {
+  if (!replay.is_object())
+    return;
+  if (target.command.empty())
+    target.command = replay.value("command", std::vector<std::string>{});
+  if (target.regions.empty())
+    target.regions = replay.value("regions", std::vector<std::string>{});
+  if (target.invariant == "none")
+    target.invariant = replay.value("invariant", "none");
+  if (target.seed == 0)
+    target.seed = replay.value("seed", std::uint64_t{0});
+  if (!target.port && replay.contains("port") && replay["port"].is_number())
+    target.port = replay["port"].get<std::uint16_t>();
+  target.aslr = target.aslr || replay.value("aslr", false);
+}
+
+Plan report_plan(const ReplayOptions &options) {
+  Plan plan{{}, "", options.target};
+  const auto report = read_report(options.from);
+  const auto &steps = report.value("counterexample", nlohmann::json());
+  if (!steps.is_array())
+    cannot_check(fmt::format("the report {} has no counterexample to replay",
+                             options.from));
+  for (const auto &step : steps) {
+    if (step.contains("send")) {
+      plan.steps.push_back({false, step["send"].get<std::string>()});
+    } else if (step.contains("tick")) {
+      plan.steps.push_back({true, ""});
+      if (plan.target.tick.empty())
+        plan.target.tick = step["tick"].get<std::string>();
+    } else {
+      cannot_check(fmt::format("{}: a step that is neither send nor tick",
+                               options.from));
+    }
+  }
+  if (report.contains("violation") && report["violation"].is_string())
+    plan.expected = report["violation"].get<std::string>();
+  merge_target(plan.target, report.value("replay", nlohmann::json()));
+  return plan;
+}
+
+Plan plan_of(const ReplayOptions &options) {
+  if (options.from.empty() == options.steps.empty())
+    usage("give the steps to replay: --from REPORT.json or --steps");
+  if (!options.from.empty())
+    return report_plan(options);
+  Plan plan{{}, "", options.target};
+  for (const std::string &text : options.steps) {
+    if (text == "tick") {
+      if (options.target.tick.empty())
+        usage("a tick step needs --tick DURATION");
+      plan.steps.push_back({true, ""});
+      continue;
+    }
+    plan.steps.push_back({false, decode_messages({text}).front()});
+  }
+  return plan;
+}
+
+// The alphabet of the steps, and each step's action in it.
+std::vector<tracer::ActionId> actions_of(const std::vector<Step> &steps,
+                                         tracer::TargetSpec &spec) {
+  std::vector<tracer::ActionId> actions;
+  for (const Step &step : steps) {
+    if (step.tick)
+      continue;
+    const auto known =
+        std::find(spec.messages.begin(), spec.messages.end(), step.message);
+    if (known == spec.messages.end())
+      spec.messages.push_back(step.message);
+  }
+  for (const Step &step : steps) {
+    const auto at =
+        std::find(spec.messages.begin(), spec.messages.end(), step.message);
+    actions.push_back(static_cast<tracer::ActionId>(
+        step.tick ? spec.messages.size() : at - spec.messages.begin()));
+  }
+  return actions;
+}
+
+std::string step_text(const Step &step, const TargetOptions &target) {
+  return step.tick ? "tick " + target.tick
+                   : fmt::format("send \"{}\"", encode_escapes(step.message));
+}
+
+} // namespace
+
+void add_replay_options(CLI::App &replay, ReplayOptions &options) {
+  add_target_options(replay, options.target);
+  replay.add_option("--from", options.from,
+                    "Replay the counterexample of this cmc check --json "
+                    "report (its target, regions and invariant too)");
+  replay.add_option("--steps", options.steps,
+                    "Replay these steps instead: message texts (C escapes "
+                    "decoded), or 'tick' for a tick of --tick");
+  replay.add_flag("--backtrace", options.backtrace,
+                  "Show the target's user stack at each system call "
+                  "(libunwind, symbols and lines from libdwfl)");
+  replay.add_flag("--startup", options.startup,
+                  "Also list the system calls made before the first step");
+}
+
+nlohmann::json replay_json(const TargetOptions &options) {
+  return {{"command", options.command},
+          {"regions", options.regions},
+          {"invariant", options.invariant},
+          {"seed", options.seed},
+          {"port", options.port ? nlohmann::json(*options.port) : nullptr},
+          {"aslr", options.aslr}};
+}
+
+std::string replay_command_line(const TargetOptions &options,
+                                const std::vector<std::string> &steps) {
+  std::string line = "cmc replay";
+  for (const std::string &region : options.regions)
+    line += " --region " + shell_quote(region);
+  if (options.invariant != "none")
+    line += " --invariant " + options.invariant;
+  if (!options.tick.empty())
+    line += " --tick " + options.tick;
+  if (options.seed != 0)
+    line += fmt::format(" --seed {}", options.seed);
+  if (options.port)
+    line += fmt::format(" --port {}", *options.port);
+  if (options.aslr)
+    line += " --aslr";
+  line += " --steps";
+  for (const std::string &step : steps)
+    line += " " + (step.empty() ? std::string("tick")
+                                : shell_quote(encode_escapes(step)));
+  line += " --";
+  for (const std::string &word : options.command)
+    line += " " + shell_quote(word);
+  return line;
+}
+
+int run_replay(const ReplayOptions &options) {
+  const Plan plan = plan_of(options);
+  auto spec = target_spec(plan.target);
+  const auto actions = actions_of(plan.steps, *spec);
+  const auto layout = layout_of(spec->regions);
+  const auto property = search::make_property(plan.target.invariant, layout);
+  auto netns = tracer::NetworkNamespace::create();
+  if (!netns)
+    cannot_check(netns.error().message);
+  tracer::LaunchSpec launch = spec->launch;
+  launch.observe = true;
+  launch.netns = netns->fd();
+  tracer::SyscallTrace trace(options.backtrace);
+  bool located = false;
+  auto run = tracer::TargetRun::start(*spec, launch, located, &trace);
+  if (!run)
+    cannot_check(run.error().message);
+  const auto startup = trace.take();
+  fmt::print("start: {} system calls until the target waited for a client{}\n",
+             startup.size(), options.startup ? ":" : " (--startup lists them)");
+  if (options.startup)
+    print_calls(startup, "  ");
+  std::string violation;
+  std::size_t failed_step = 0;
+  for (std::size_t i = 0; i < actions.size() && violation.empty(); ++i) {
+    fmt::print("step {}: {}\n", i + 1, step_text(plan.steps[i], plan.target));
+    auto before = run->read_state();
+    if (!before)
+      cannot_check(before.error().message);
+    auto fault = run->step(actions[i]);
+    if (!fault)
+      cannot_check(fault.error().message);
+    print_calls(trace.take(), "  ");
+    if (const auto waiting = trace.pending(run->tracee()); waiting && !*fault)
+      fmt::print("  waiting in: {}\n", waiting->text);
+    fmt::print("  response: \"{}\"\n", encode_escapes(run->drain()));
+    failed_step = i + 1;
+    if (*fault) {
+      violation =
+          fmt::format("target {} during step {}", (*fault)->describe(), i + 1);
+      break;
+    }
+    auto after = run->read_state();
+    if (!after)
+      cannot_check(after.error().message);
+    print_changes(layout, *before, *after);
+    violation = property->check(*before, *after).value_or("");
+  }
+  if (!violation.empty()) {
+    fmt::print("violated: {} (at step {} of {})\n", violation, failed_step,
+               actions.size());
+    return static_cast<int>(ExitCode::kViolation);
+  }
+  if (!plan.expected.empty())
+    fmt::print(stderr,
+               "cmc: warning: the violation did not reproduce ({}): the "
+               "target is not deterministic under cmc's control\n",
+               plan.expected);
+  else
+    fmt::print("no violation in {} steps\n", actions.size());
+  return static_cast<int>(ExitCode::kHolds);
+}
+
+} // namespace cmc::app

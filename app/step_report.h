@@ -1,0 +1,22 @@
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "search/property.h"
+#include "tracer/syscall_trace.h"
+
+namespace cmc::app {
+
+// How replay and explore show what a step did.
+
+// Each call on a line after indent, its backtrace frames below it.
+void print_calls(const std::vector<tracer::TracedCall> &calls,
+                 const char *indent);
+
+// "  changed: cmc_state+1 01 -> 00" for each byte that changed.
+void print_changes(const std::vector<search::RegionLayout> &layout,
+                   std::span<const std::byte> before,
+                   std::span<const std::byte> after);
+
+} // namespace cmc::app

@@ -1,0 +1,208 @@
+// cmc explore: scripted sessions from a non-terminal stdin, and one real
+// interactive session in a terminal (tmux).
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "tests/integration/run_cmc.h"
+
+namespace cmc::testing {
+namespace {
+
+class Explore : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("cmc-explore-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::filesystem::remove_all(dir_);
+    EXPECT_TRUE(reap_leftovers().empty()) << "a target outlived cmc";
+  }
+  // cmc explore ARGS with the commands on stdin.
+  Outcome explore(const std::vector<std::string> &args,
+                  const std::string &commands) {
+    const std::string input = (dir_ / "commands").string();
+    std::ofstream(input) << commands;
+    std::vector<std::string> all{"explore"};
+    all.insert(all.end(), args.begin(), args.end());
+    return run_cmc_with_input(all, input);
+  }
+  std::filesystem::path dir_;
+};
+
+bool has(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST_F(Explore, ACatchStopsAtTheInlineWriteOfAsmKv) {
+  const Outcome run = explore(
+      {"-m", "SET a\\n", "--region", "cmc_state", "--", demo("asm_kv"), "7000"},
+      "catch write\nsend 1\nbt\ncontinue\nstate\nsites\nquit\n");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(has(run.out, "caught write(4, \"OK\\n\", 3)")) << run.out;
+  EXPECT_TRUE(has(run.out, "(catch 1: write)\n  #0 asm_write+0x")) << run.out;
+  EXPECT_TRUE(has(run.out, "(asm_kv.c:")) << run.out;
+  EXPECT_TRUE(has(run.out, "  0000  01 00 ")) << run.out;
+  EXPECT_TRUE(has(run.out, "asm_read syscall 0 (read) inline observed"));
+  EXPECT_TRUE(has(run.out, "asm_write syscall 1 (write) inline observed"));
+  EXPECT_FALSE(has(run.out, "never reached")) << run.out;
+}
+
+TEST_F(Explore, InlineCatchesSkipLibcAndNextStopsAtTheFollowingCall) {
+  const Outcome run = explore(
+      {"-m", "SET a\\n", "--region", "cmc_state", "--", demo("asm_kv"), "7000"},
+      "catch inline\nsend 1\nnext\nregs\ncontinue\nquit\n");
+  ASSERT_EQ(run.status, 0) << run.err;
+  // The read that returns SET a was entered before the step; the first
+  // inline call inside it is the write, and next stops at the read after.
+  EXPECT_TRUE(has(run.out, "caught write(4, \"OK\\n\", 3) = ? at 0x"))
+      << run.out;
+  EXPECT_TRUE(has(run.out, "caught read(4, ")) << run.out;
+  EXPECT_TRUE(has(run.out, "  orig_rax 0 (read)")) << run.out;
+}
+
+TEST_F(Explore, BackResetAndPathReplay) {
+  const Outcome run =
+      explore({"-m", "SET a\\n", "-m", "SET b\\n", "--region", "cmc_state",
+               "--", demo("kv_bug"), "7000"},
+              "send 2\nsend 1\npath\nback\nstate\nreset\nstate\nback\n"
+              "bogus\nquit\n");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(has(run.out, "changed: cmc_state+1 01 -> 00")) << run.out;
+  EXPECT_TRUE(has(run.out, "cmc replay --region cmc_state --steps 'SET b\\n' "
+                           "'SET a\\n' -- " +
+                               demo("kv_bug") + " 7000\n"))
+      << run.out;
+  EXPECT_TRUE(has(run.out, "back at step 1 (replayed)\ncmc_state (2 "
+                           "bytes):\n  0000  00 01 "))
+      << run.out;
+  EXPECT_TRUE(has(run.out, "after 0 steps\nalready at the initial state\n"))
+      << run.out;
+  EXPECT_TRUE(has(run.out, "unknown command 'bogus'; 'help' lists them\n"));
+}
+
+TEST_F(Explore, ATargetThatDiesEndsOnlyTheRun) {
+  const Outcome run =
+      explore({"-m", "CRASH\\n", "--", target("misbehave"), "serve", "7000"},
+              "send 1\nsend 1\nback\nstate\nquit\n");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(has(run.out, "the target killed by SIGSEGV")) << run.out;
+  EXPECT_TRUE(has(run.out, "the target has ended; 'back' or 'reset' starts "
+                           "it again\n"))
+      << run.out;
+  EXPECT_TRUE(has(run.out, "back at step 0 (replayed)")) << run.out;
+}
+
+// The live processes running path.
+std::vector<pid_t> running(const std::string &path) {
+  std::vector<pid_t> found;
+  const auto want = std::filesystem::canonical(path);
+  for (const auto &entry : std::filesystem::directory_iterator("/proc")) {
+    std::error_code error;
+    const auto exe = std::filesystem::read_symlink(entry.path() / "exe", error);
+    if (!error && exe == want)
+      found.push_back(std::stoi(entry.path().filename()));
+  }
+  return found;
+}
+
+// A terminal driven with tmux send-keys; the screen read back with
+// capture-pane until it shows what is expected (or 20 s pass).
+class Terminal {
+public:
+  // A tmux server of its own (-L), which becomes this test's child (the
+  // test is a subreaper): the destructor stops and reaps it.
+  explicit Terminal(const std::string &command)
+      : tmux_(fmt::format("tmux -L cmc-test-{}", getpid())) {
+    run(fmt::format("{} new-session -d -x 160 -y 50 \"{}\"", tmux_, command));
+    server_ = std::stoi(output(tmux_ + " display -p '#{pid}'"));
+  }
+  Terminal(const Terminal &) = delete;
+  Terminal &operator=(const Terminal &) = delete;
+  ~Terminal() {
+    run(tmux_ + " kill-server");
+    waitpid(server_, nullptr, 0);
+  }
+
+  void keys(const std::string &keys) const {
+    run(fmt::format("{} send-keys {}", tmux_, keys));
+  }
+  [[nodiscard]] std::string screen() const {
+    return output(tmux_ + " capture-pane -p");
+  }
+  // Polls the screen until it holds part count times.
+  bool shows(const std::string &part, std::size_t count = 1) const {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < deadline) {
+      const std::string text = screen();
+      std::size_t seen = 0;
+      for (auto at = text.find(part); at != std::string::npos;
+           at = text.find(part, at + 1))
+        ++seen;
+      if (seen >= count)
+        return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+
+private:
+  static void run(const std::string &command) {
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  }
+  static std::string output(const std::string &command) {
+    std::string text;
+    FILE *pipe = popen(command.c_str(), "r");
+    std::array<char, 4096> buffer{};
+    while (pipe != nullptr && std::fgets(buffer.data(), buffer.size(), pipe))
+      text += buffer.data();
+    if (pipe != nullptr)
+      pclose(pipe);
+    return text;
+  }
+  std::string tmux_;
+  pid_t server_ = -1;
+};
+
+TEST_F(Explore, AnInteractiveSessionInATerminal) {
+  const std::string kv = demo("kv");
+  const Terminal terminal(fmt::format(
+      "{} explore -m 'SET a\\\\n' --region cmc_state -- {} 7000; echo "
+      "cmc-exited-$?; exec cat",
+      cmc_binary(), kv));
+  ASSERT_TRUE(terminal.shows("(cmc)")) << terminal.screen();
+  ASSERT_EQ(running(kv).size(), 1U);
+  terminal.keys("'send 1' Enter");
+  ASSERT_TRUE(terminal.shows("changed: cmc_state+0 00 -> 01"))
+      << terminal.screen();
+  // Tab completes "sta" to state; Up twice recalls "send 1".
+  terminal.keys("sta Tab Enter");
+  ASSERT_TRUE(terminal.shows("after 1 steps")) << terminal.screen();
+  terminal.keys("Up Up Enter");
+  ASSERT_TRUE(terminal.shows("(cmc) send 1", 2)) << terminal.screen();
+  ASSERT_TRUE(terminal.shows("response: \"OK\\n\"", 2)) << terminal.screen();
+  // Ctrl-C at the prompt leaves cmc and the target running.
+  terminal.keys("C-c");
+  terminal.keys("state Enter");
+  ASSERT_TRUE(terminal.shows("after 2 steps")) << terminal.screen();
+  EXPECT_EQ(running(kv).size(), 1U);
+  terminal.keys("quit Enter");
+  ASSERT_TRUE(terminal.shows("cmc-exited-0")) << terminal.screen();
+  EXPECT_TRUE(running(kv).empty());
+}
+
+} // namespace
+} // namespace cmc::testing

@@ -1,0 +1,77 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+struct Dwfl;
+struct unw_addr_space;
+
+namespace cmc::tracer {
+
+// One frame of a target's user stack, innermost first.
+struct Frame {
+  std::uint64_t pc = 0;
+  std::string function{};   // "" when no symbol covers pc
+  std::uint64_t offset = 0; // pc - function start, 0 if unknown
+  std::string module{};     // file path of the mapping, "" if none
+  std::string file{};       // source location when debug info exists
+  int line = 0;
+};
+
+// A symbolizer and unwinder for one traced process, built once per process
+// (again after an exec) and reused for every stop. It reads the target's
+// registers and memory through ptrace, so the target must be stopped by
+// this thread's ptrace for attach and for every unwind.
+class Backtracer {
+public:
+  // Fails when pid is not a ptrace-stopped tracee of the calling thread, or
+  // when its mappings cannot be read.
+  [[nodiscard]] static Result<Backtracer> attach(pid_t pid);
+
+  Backtracer(Backtracer &&) noexcept = default;
+  Backtracer &operator=(Backtracer &&) noexcept = default;
+  Backtracer(const Backtracer &) = delete;
+  Backtracer &operator=(const Backtracer &) = delete;
+  ~Backtracer() = default;
+
+  // The frames of the target's current stop, at most max_frames. A frame
+  // without unwind information ends the stack early; only the registers
+  // of the first frame failing to read is an error.
+  [[nodiscard]] Result<std::vector<Frame>> unwind(std::size_t max_frames = 32);
+
+  // Names the function, module and source line at pc; exact is false for a
+  // return address, which is looked up at pc - 1 (inside the call).
+  [[nodiscard]] Frame symbolize(std::uint64_t pc, bool exact);
+
+private:
+  struct DwflCloser {
+    void operator()(Dwfl *dwfl) const;
+  };
+  struct AddressSpaceCloser {
+    void operator()(unw_addr_space *space) const;
+  };
+  struct UptCloser {
+    void operator()(void *info) const;
+  };
+  Backtracer(pid_t pid, std::unique_ptr<Dwfl, DwflCloser> dwfl);
+  // Reads /proc/PID/maps again, for libraries mapped after attach.
+  [[nodiscard]] Result<void> report_modules();
+
+  pid_t pid_;
+  std::unique_ptr<Dwfl, DwflCloser> dwfl_;
+  std::unique_ptr<unw_addr_space, AddressSpaceCloser> space_;
+  std::unique_ptr<void, UptCloser> upt_;
+  bool refreshed_ = false; // modules re-read during the current unwind
+};
+
+// "main+0x1c (kv.c:88)", or "?? 0x7f0012345678 (libc.so.6)".
+[[nodiscard]] std::string describe(const Frame &frame);
+
+} // namespace cmc::tracer
