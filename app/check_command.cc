@@ -107,7 +107,7 @@ int check(const CheckOptions &options) {
 
 void add_check_options(CLI::App &check, CheckOptions &options) {
   add_target_options(check, options.target);
-  for (const char *name : {"--message", "--region", "command"})
+  for (const char *name : {"--message", "--region"})
     check.get_option(name)->required();
   check.add_option("--max-depth", options.max_depth,
                    "Explore paths of at most N steps");

@@ -80,7 +80,6 @@ std::optional<std::string> read_stream(const char * /*prompt*/) {
 
 void add_explore_options(CLI::App &explore, TargetOptions &options) {
   add_target_options(explore, options);
-  explore.get_option("command")->required();
 }
 
 int run_explore(const TargetOptions &options) {

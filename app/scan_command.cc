@@ -305,8 +305,7 @@ void print_calls_seen(const SiteMarks &marks) {
 void add_scan_options(CLI::App &scan, ScanOptions &options) {
   scan.add_option("command", options.command,
                   "BINARY: the executable, its shared libraries found as "
-                  "ld.so finds them; with --run: -- PROGRAM [ARGS...]")
-      ->required();
+                  "ld.so finds them; with --run: -- PROGRAM [ARGS...]");
   scan.add_option("--json", options.json,
                   "Write every site as JSON to FILE (- for stdout)");
   scan.add_flag("--all", options.sites,
@@ -332,6 +331,8 @@ void add_scan_options(CLI::App &scan, ScanOptions &options) {
 }
 
 int run_scan(const ScanOptions &options) {
+  if (options.command.empty())
+    throw UserError(ExitCode::kUsage, "give the BINARY to scan");
   if (!options.run && options.command.size() > 1)
     throw UserError(ExitCode::kUsage,
                     "cmc scan takes one BINARY; arguments need --run");

@@ -2,8 +2,12 @@
 
 #include <csignal>
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -36,6 +40,18 @@ void handle_interrupts(bool with_ctrl_c) {
 }
 
 int run(int argc, char **argv) {
+  // Everything after the first "--" is the target's command line, taken
+  // as it is: CLI11 would give "-p" of "-- server -p 80" to an option, or
+  // to a vector option before the "--".
+  std::vector<char *> before(argv, argv + argc);
+  std::vector<std::string> command;
+  if (const auto dashes = std::find_if(
+          before.begin(), before.end(),
+          [](const char *arg) { return std::string_view(arg) == "--"; });
+      dashes != before.end()) {
+    command.assign(dashes + 1, before.end());
+    before.erase(dashes, before.end());
+  }
   CLI::App app{"cmc: a model checker for unmodified Linux servers"};
   app.require_subcommand(1);
   cmc::app::CheckOptions check_options;
@@ -73,10 +89,16 @@ int run(int argc, char **argv) {
       "them.");
   cmc::app::add_explore_options(*explore, explore_options);
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(before.size()), before.data());
   } catch (const CLI::ParseError &error) {
     const int status = app.exit(error);
     return status == 0 ? 0 : static_cast<int>(cmc::ExitCode::kUsage);
+  }
+  if (!command.empty()) {
+    for (auto *target :
+         {&check_options.target.command, &scan_options.command,
+          &replay_options.target.command, &explore_options.command})
+      *target = command;
   }
   handle_interrupts(!explore->parsed());
   try {

@@ -73,6 +73,17 @@ TEST_F(Explore, InlineCatchesSkipLibcAndNextStopsAtTheFollowingCall) {
   EXPECT_TRUE(has(run.out, "  orig_rax 0 (read)")) << run.out;
 }
 
+TEST_F(Explore, AVdsoCatchStopsAtTheClockReadOfClockKv) {
+  const Outcome run = explore({"-m", "SET a\\n", "--region", "cmc_state", "--",
+                               demo("clock_kv"), "7000"},
+                              "catch vdso\nsend 1\nbt\ncontinue\nlog\nquit\n");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(has(run.out, "caught clock_gettime(0, 0x")) << run.out;
+  EXPECT_TRUE(has(run.out, "(catch 1: vdso)\n  #0 __vdso_clock_gettime+0x"))
+      << run.out;
+  EXPECT_TRUE(has(run.out, "= 0  [vDSO __vdso_clock_gettime]\n")) << run.out;
+}
+
 TEST_F(Explore, BackResetAndPathReplay) {
   const Outcome run =
       explore({"-m", "SET a\\n", "-m", "SET b\\n", "--region", "cmc_state",

@@ -104,6 +104,13 @@ TEST(ScanRun, ACrashIsReportedWithTheSitesSeenBeforeIt) {
   EXPECT_EQ(run.json()["run"]["ended"], "killed by SIGSEGV");
 }
 
+// After "--" every word is the program's, options of cmc's own names too.
+TEST(ScanRun, TheProgramsOwnOptionsPassThrough) {
+  const Outcome run = scan_run({"x"}, {"/bin/true", "--help", "-m"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.json()["run"]["ended"], "exited with status 0");
+}
+
 TEST(ScanRun, ArgumentsOrMessagesWithoutRunAreAUsageError) {
   EXPECT_EQ(run_cmc({"scan", demo("kv"), "7000"}).status, 2);
   EXPECT_EQ(run_cmc({"scan", "-m", "x", demo("kv")}).status, 2);
