@@ -40,7 +40,8 @@ check_spec(const CheckOptions &options) {
   return target_spec(options.target);
 }
 
-search::Options search_options(const CheckOptions &options) {
+search::Options search_options(const CheckOptions &options,
+                               const tracer::TargetSpec &spec) {
   search::Options search;
   if (options.max_depth)
     search.max_depth = *options.max_depth;
@@ -50,8 +51,8 @@ search::Options search_options(const CheckOptions &options) {
                     ? options.jobs
                     : std::max(1U, std::thread::hardware_concurrency());
   search.progress = !options.quiet;
-  if (!options.target.tick.empty()) {
-    search.tick = static_cast<tracer::ActionId>(options.target.messages.size());
+  if (spec.tick) {
+    search.tick = spec.tick_action();
     search.max_ticks = options.max_ticks.value_or(1);
   }
   search.stop_requested = [] {
@@ -63,10 +64,9 @@ search::Options search_options(const CheckOptions &options) {
 // The command that shows the counterexample step by step.
 void print_replay(std::FILE *out, const CheckOptions &options,
                   const search::Report &report, const StepNames &names) {
-  std::vector<std::string> steps;
+  std::vector<Step> steps;
   for (const tracer::ActionId action : report.counterexample)
-    steps.push_back(action < names.messages.size() ? names.messages[action]
-                                                   : "");
+    steps.push_back(step_of(*names.spec, action));
   fmt::print(out, "replay it: {}\n",
              replay_command_line(options.target, steps));
   if (!options.json.empty() && options.json != "-")
@@ -81,14 +81,13 @@ int check(const CheckOptions &options) {
     tracer::pin_this_thread();
     return std::make_unique<tracer::ProcessExecutor>(spec);
   };
-  const std::size_t alphabet = spec->messages.size() + (spec->tick ? 1 : 0);
-  auto report = search::breadth_first(factory, alphabet, *property, layout,
-                                      search_options(options));
+  auto report = search::breadth_first(factory, spec->alphabet_size(), *property,
+                                      layout, search_options(options, *spec));
   if (!report)
     cannot_check(report.error().message);
-  const StepNames names{
-      spec->messages, spec->tick ? format_duration(*spec->tick) : "",
-      spec->tick ? options.max_ticks.value_or(1) : 0, spec->seed};
+  const StepNames names{spec, spec->tick ? format_duration(*spec->tick) : "",
+                        spec->tick ? options.max_ticks.value_or(1) : 0,
+                        spec->seed};
   auto json = report_json(*report, names);
   json["replay"] = replay_json(options.target);
   write_json(options.json, json);

@@ -341,8 +341,11 @@ void Explorer::send(const std::string &argument) {
     const auto known =
         std::find(spec_->messages.begin(), spec_->messages.end(), text);
     index = static_cast<std::size_t>(known - spec_->messages.begin());
-    if (known == spec_->messages.end())
+    if (known == spec_->messages.end()) {
       spec_->messages.push_back(text);
+      if (!spec_->clients.empty())
+        spec_->client_of.push_back(0); // a text of the first client
+    }
   }
   path_.push_back({index, {}, ""});
   take(path_.back(), false);
@@ -436,11 +439,15 @@ void Explorer::back() {
 
 void Explorer::show_path() const {
   TargetOptions target = options_;
-  std::vector<std::string> steps;
+  std::vector<app::Step> steps;
   for (const Step &step : path_) {
-    steps.push_back(step.message ? spec_->messages[*step.message] : "");
-    if (!step.message)
+    if (step.message) {
+      steps.push_back(
+          step_of(*spec_, static_cast<tracer::ActionId>(*step.message)));
+    } else {
+      steps.push_back({app::Step::Kind::kTick, "", ""});
       target.tick = step.tick_text; // replay takes one tick length
+    }
   }
   fmt::print("{}\n", replay_command_line(target, steps));
 }

@@ -37,12 +37,6 @@ std::string shell_quote(const std::string &word) {
   return quoted + "'";
 }
 
-// A step to replay: a message (decoded) or, when tick, a tick.
-struct Step {
-  bool tick = false;
-  std::string message;
-};
-
 // What a report gives: the steps, the violation it found, the target.
 struct Plan {
   std::vector<Step> steps;
@@ -68,6 +62,8 @@ void merge_target(TargetOptions &target, const nlohmann::json &replay) {
     target.command = replay.value("command", std::vector<std::string>{});
   if (target.regions.empty())
     target.regions = replay.value("regions", std::vector<std::string>{});
+  if (target.clients.empty())
+    target.clients = replay.value("clients", std::vector<std::string>{});
   if (target.invariant == "none")
     target.invariant = replay.value("invariant", "none");
   if (target.seed == 0)
@@ -85,21 +81,51 @@ Plan report_plan(const ReplayOptions &options) {
     cannot_check(fmt::format("the report {} has no counterexample to replay",
                              options.from));
   for (const auto &step : steps) {
+    Step value;
+    value.client = step.value("client", "");
     if (step.contains("send")) {
-      plan.steps.push_back({false, step["send"].get<std::string>()});
+      value.message = step["send"].get<std::string>();
+    } else if (step.value("disconnect", false)) {
+      value.kind = Step::Kind::kDisconnect;
     } else if (step.contains("tick")) {
-      plan.steps.push_back({true, ""});
+      value.kind = Step::Kind::kTick;
       if (plan.target.tick.empty())
         plan.target.tick = step["tick"].get<std::string>();
     } else {
-      cannot_check(fmt::format("{}: a step that is neither send nor tick",
+      cannot_check(fmt::format("{}: a step that is neither send, disconnect "
+                               "nor tick",
                                options.from));
     }
+    plan.steps.push_back(std::move(value));
   }
   if (report.contains("violation") && report["violation"].is_string())
     plan.expected = report["violation"].get<std::string>();
   merge_target(plan.target, report.value("replay", nlohmann::json()));
   return plan;
+}
+
+// A --steps word: TEXT, "tick", with clients "NAME:TEXT" or
+// "NAME:disconnect".
+Step step_from_text(const std::string &text, const TargetOptions &target) {
+  if (text == "tick") {
+    if (target.tick.empty())
+      usage("a tick step needs --tick DURATION");
+    return {Step::Kind::kTick, "", ""};
+  }
+  if (target.clients.empty())
+    return {Step::Kind::kSend, "", decode_messages({text}).front()};
+  const auto colon = text.find(':');
+  const std::string client = text.substr(0, colon);
+  if (colon == std::string::npos ||
+      std::find(target.clients.begin(), target.clients.end(), client) ==
+          target.clients.end())
+    usage(fmt::format("with --client, a step is NAME:TEXT or "
+                      "NAME:disconnect, NAME a client: '{}'",
+                      text));
+  const std::string rest = text.substr(colon + 1);
+  if (rest == "disconnect")
+    return {Step::Kind::kDisconnect, client, ""};
+  return {Step::Kind::kSend, client, decode_messages({rest}).front()};
 }
 
 Plan plan_of(const ReplayOptions &options) {
@@ -108,42 +134,58 @@ Plan plan_of(const ReplayOptions &options) {
   if (!options.from.empty())
     return report_plan(options);
   Plan plan{{}, "", options.target};
-  for (const std::string &text : options.steps) {
-    if (text == "tick") {
-      if (options.target.tick.empty())
-        usage("a tick step needs --tick DURATION");
-      plan.steps.push_back({true, ""});
-      continue;
-    }
-    plan.steps.push_back({false, decode_messages({text}).front()});
-  }
+  for (const std::string &text : options.steps)
+    plan.steps.push_back(step_from_text(text, options.target));
   return plan;
 }
 
-// The alphabet of the steps, and each step's action in it.
+// The alphabet of the steps (their clients, messages, disconnects), and
+// each step's action in it.
 std::vector<tracer::ActionId> actions_of(const std::vector<Step> &steps,
                                          tracer::TargetSpec &spec) {
-  std::vector<tracer::ActionId> actions;
-  for (const Step &step : steps) {
-    if (step.tick)
-      continue;
+  const auto client_index = [&](const std::string &name) {
     const auto known =
-        std::find(spec.messages.begin(), spec.messages.end(), step.message);
-    if (known == spec.messages.end())
-      spec.messages.push_back(step.message);
-  }
+        std::find(spec.clients.begin(), spec.clients.end(), name);
+    if (known == spec.clients.end())
+      spec.clients.push_back(name);
+    return static_cast<std::size_t>(
+        std::find(spec.clients.begin(), spec.clients.end(), name) -
+        spec.clients.begin());
+  };
+  const auto message_index = [&](const Step &step) {
+    const std::size_t client =
+        step.client.empty() ? 0 : client_index(step.client);
+    for (std::size_t i = 0; i < spec.messages.size(); ++i)
+      if (spec.messages[i] == step.message &&
+          spec.client_of_message(i) == client)
+        return i;
+    spec.messages.push_back(step.message);
+    if (!step.client.empty())
+      spec.client_of.push_back(client);
+    return spec.messages.size() - 1;
+  };
+  spec.messages.clear();
+  spec.client_of.clear();
+  std::vector<std::size_t> sends;
   for (const Step &step : steps) {
-    const auto at =
-        std::find(spec.messages.begin(), spec.messages.end(), step.message);
-    actions.push_back(static_cast<tracer::ActionId>(
-        step.tick ? spec.messages.size() : at - spec.messages.begin()));
+    sends.push_back(step.kind == Step::Kind::kSend ? message_index(step) : 0);
+    if (step.kind == Step::Kind::kDisconnect) {
+      spec.disconnect = true;
+      client_index(step.client);
+    }
+  }
+  std::vector<tracer::ActionId> actions;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const Step &step = steps[i];
+    if (step.kind == Step::Kind::kTick)
+      actions.push_back(spec.tick_action());
+    else if (step.kind == Step::Kind::kDisconnect)
+      actions.push_back(static_cast<tracer::ActionId>(
+          spec.first_disconnect() + client_index(step.client)));
+    else
+      actions.push_back(static_cast<tracer::ActionId>(sends[i]));
   }
   return actions;
-}
-
-std::string step_text(const Step &step, const TargetOptions &target) {
-  return step.tick ? "tick " + target.tick
-                   : fmt::format("send \"{}\"", encode_escapes(step.message));
 }
 
 } // namespace
@@ -165,6 +207,7 @@ void add_replay_options(CLI::App &replay, ReplayOptions &options) {
 
 nlohmann::json replay_json(const TargetOptions &options) {
   return {{"command", options.command},
+          {"clients", options.clients},
           {"regions", options.regions},
           {"invariant", options.invariant},
           {"seed", options.seed},
@@ -173,8 +216,10 @@ nlohmann::json replay_json(const TargetOptions &options) {
 }
 
 std::string replay_command_line(const TargetOptions &options,
-                                const std::vector<std::string> &steps) {
+                                const std::vector<Step> &steps) {
   std::string line = "cmc replay";
+  for (const std::string &client : options.clients)
+    line += " --client " + shell_quote(client);
   for (const std::string &region : options.regions)
     line += " --region " + shell_quote(region);
   if (options.invariant != "none")
@@ -188,9 +233,15 @@ std::string replay_command_line(const TargetOptions &options,
   if (options.aslr)
     line += " --aslr";
   line += " --steps";
-  for (const std::string &step : steps)
-    line += " " + (step.empty() ? std::string("tick")
-                                : shell_quote(encode_escapes(step)));
+  for (const Step &step : steps) {
+    const std::string who = step.client.empty() ? "" : step.client + ":";
+    if (step.kind == Step::Kind::kTick)
+      line += " tick";
+    else if (step.kind == Step::Kind::kDisconnect)
+      line += " " + shell_quote(who + "disconnect");
+    else
+      line += " " + shell_quote(who + encode_escapes(step.message));
+  }
   line += " --";
   for (const std::string &word : options.command)
     line += " " + shell_quote(word);
@@ -222,7 +273,8 @@ int run_replay(const ReplayOptions &options) {
   std::string violation;
   std::size_t failed_step = 0;
   for (std::size_t i = 0; i < actions.size() && violation.empty(); ++i) {
-    fmt::print("step {}: {}\n", i + 1, step_text(plan.steps[i], plan.target));
+    fmt::print("step {}: {}\n", i + 1,
+               step_text(plan.steps[i], plan.target.tick));
     auto before = run->read_state();
     if (!before)
       cannot_check(before.error().message);

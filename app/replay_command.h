@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/report.h"
 #include "app/target_options.h"
 
 namespace cmc::app {
@@ -14,8 +15,10 @@ namespace cmc::app {
 // The options of `cmc replay`. Options given override the report's.
 struct ReplayOptions {
   TargetOptions target;
-  std::string from;               // a `cmc check --json` report, or ""
-  std::vector<std::string> steps; // by hand: message texts or "tick"
+  std::string from; // a `cmc check --json` report, or ""
+  // By hand: message texts, "tick" (of --tick); with --client,
+  // "NAME:TEXT" and "NAME:disconnect".
+  std::vector<std::string> steps;
   bool backtrace = false;
   bool startup = false; // also list the calls before the first step
 };
@@ -31,10 +34,8 @@ void add_replay_options(CLI::App &replay, ReplayOptions &options);
 // --from` needs besides the counterexample.
 [[nodiscard]] nlohmann::json replay_json(const TargetOptions &options);
 
-// The shell command that replays steps (message texts, decoded; "" for a
-// tick) on the target of options.
-[[nodiscard]] std::string
-replay_command_line(const TargetOptions &options,
-                    const std::vector<std::string> &steps);
+// The shell command that replays steps on the target of options.
+[[nodiscard]] std::string replay_command_line(const TargetOptions &options,
+                                              const std::vector<Step> &steps);
 
 } // namespace cmc::app

@@ -16,18 +16,6 @@ double per_second(std::size_t count, double seconds) {
   return seconds > 0 ? static_cast<double>(count) / seconds : 0.0;
 }
 
-nlohmann::json step_json(const StepNames &names, tracer::ActionId action) {
-  if (action < names.messages.size())
-    return {{"send", names.messages[action]}};
-  return {{"tick", names.tick}};
-}
-
-std::string step_text(const StepNames &names, tracer::ActionId action) {
-  if (action < names.messages.size())
-    return fmt::format("send \"{}\"", encode_escapes(names.messages[action]));
-  return "tick " + names.tick;
-}
-
 std::string_view via_name(tracer::Via via) {
   switch (via) {
   case tracer::Via::kSyscall:
@@ -53,6 +41,50 @@ void for_each_used(const tracer::Sources &sources, Visit visit) {
 
 } // namespace
 
+Step step_of(const tracer::TargetSpec &spec, tracer::ActionId action) {
+  const auto client_name = [&](std::size_t client) {
+    return spec.clients.empty() ? std::string() : spec.clients.at(client);
+  };
+  if (spec.tick && action == spec.tick_action())
+    return {Step::Kind::kTick, "", ""};
+  if (action >= spec.first_disconnect())
+    return {Step::Kind::kDisconnect,
+            client_name(action - spec.first_disconnect()), ""};
+  return {Step::Kind::kSend, client_name(spec.client_of_message(action)),
+          spec.messages.at(action)};
+}
+
+nlohmann::json step_json(const Step &step, const std::string &tick) {
+  nlohmann::json json = nlohmann::json::object();
+  if (!step.client.empty())
+    json["client"] = step.client;
+  switch (step.kind) {
+  case Step::Kind::kSend:
+    json["send"] = step.message;
+    break;
+  case Step::Kind::kDisconnect:
+    json["disconnect"] = true;
+    break;
+  case Step::Kind::kTick:
+    json["tick"] = tick;
+    break;
+  }
+  return json;
+}
+
+std::string step_text(const Step &step, const std::string &tick) {
+  const std::string who = step.client.empty() ? "" : step.client + ": ";
+  switch (step.kind) {
+  case Step::Kind::kSend:
+    return fmt::format("{}send \"{}\"", who, encode_escapes(step.message));
+  case Step::Kind::kDisconnect:
+    return who + "disconnect";
+  case Step::Kind::kTick:
+    break;
+  }
+  return "tick " + tick;
+}
+
 nlohmann::json report_json(const search::Report &report,
                            const StepNames &names) {
   const bool violated = report.verdict == search::Verdict::kViolated;
@@ -60,7 +92,8 @@ nlohmann::json report_json(const search::Report &report,
   if (violated) {
     counterexample = nlohmann::json::array();
     for (const tracer::ActionId action : report.counterexample)
-      counterexample.push_back(step_json(names, action));
+      counterexample.push_back(
+          step_json(step_of(*names.spec, action), names.tick));
   }
   const char *verdict = violated ? "violated" : "holds";
   if (report.interrupted)
@@ -149,7 +182,8 @@ void print_report(std::FILE *out, const search::Report &report,
                report.counterexample.size());
     for (std::size_t i = 0; i < report.counterexample.size(); ++i)
       fmt::print(out, "  {}. {}\n", i + 1,
-                 step_text(names, report.counterexample[i]));
+                 step_text(step_of(*names.spec, report.counterexample[i]),
+                           names.tick));
     fmt::print(out, "found after {}\n", counts);
   } else if (report.complete) {
     fmt::print(out, "holds: {}; every reachable state explored (depth {})\n",

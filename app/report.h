@@ -3,17 +3,36 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "search/breadth_first.h"
+#include "tracer/target_run.h"
 
 namespace cmc::app {
 
-// The alphabet, to name the steps of a counterexample.
+// One step of a path, by value.
+struct Step {
+  enum class Kind { kSend, kDisconnect, kTick };
+  Kind kind = Kind::kSend;
+  std::string client;  // "" with one unnamed client
+  std::string message; // kSend: the decoded bytes
+};
+
+// The step that action is in the alphabet of spec.
+[[nodiscard]] Step step_of(const tracer::TargetSpec &spec,
+                           tracer::ActionId action);
+// {"client": "A", "send": "LOCK\n"}, {"tick": "10s"}, ...
+[[nodiscard]] nlohmann::json step_json(const Step &step,
+                                       const std::string &tick);
+// A: send "LOCK\n", tick 10s, ...
+[[nodiscard]] std::string step_text(const Step &step, const std::string &tick);
+
+// What names the steps of a counterexample and the settings of the check.
 struct StepNames {
-  std::vector<std::string> messages; // decoded bytes
-  std::string tick;                  // "10s"; "" without --tick
+  std::shared_ptr<const tracer::TargetSpec> spec;
+  std::string tick; // "10s"; "" without --tick
   std::size_t max_ticks = 0;
   std::uint64_t seed = 0;
 };

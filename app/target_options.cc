@@ -46,15 +46,23 @@ void add_target_options(CLI::App &command, TargetOptions &options) {
                      "One client message (repeatable); C escapes \\n \\r "
                      "\\t \\\\ \\xHH are decoded. Tried in the order "
                      "given.");
+  command.add_option("--client", options.clients,
+                     "Start a client NAME (repeatable): the -m after it are "
+                     "its messages, sent on a connection of its own opened "
+                     "at its first message");
+  command.add_flag("--disconnect", options.disconnect,
+                   "With --client: add, per client, the step 'this client "
+                   "closes its connection'");
   command.add_option("--region", options.regions,
                      "State to read after every step (repeatable): SYMBOL, "
                      "SYMBOL:LEN or SYMBOL+OFF:LEN, from .symtab or .dynsym");
   command
       .add_option("--invariant", options.invariant,
                   "Property checked on every transition: sticky (no "
-                  "non-zero byte becomes zero) or none. Crashes, exits and "
-                  "hangs during a step are always violations.")
-      ->check(CLI::IsMember({"sticky", "none"}));
+                  "non-zero byte becomes zero), exclusive (at most one byte "
+                  "is non-zero) or none. Crashes, exits and hangs during a "
+                  "step are always violations.")
+      ->check(CLI::IsMember({"sticky", "exclusive", "none"}));
   command.add_flag("--aslr", options.aslr,
                    "Leave the target's address-space randomisation on");
   command.add_option("--port", options.port,
@@ -78,6 +86,24 @@ void add_target_options(CLI::App &command, TargetOptions &options) {
   command.add_option("command", options.command, "-- PROGRAM [ARGS...]");
 }
 
+void assign_clients(const CLI::App &command, TargetOptions &options) {
+  options.message_clients.clear();
+  if (options.clients.empty()) {
+    if (options.disconnect)
+      usage("--disconnect needs --client");
+    return;
+  }
+  std::optional<std::size_t> client;
+  for (const CLI::Option *option : command.parse_order()) {
+    if (option->check_lname("client"))
+      client = client ? *client + 1 : 0;
+    else if (option->check_lname("message") && !client)
+      usage("with --client, every -m follows the --client it belongs to");
+    else if (option->check_lname("message"))
+      options.message_clients.push_back(*client);
+  }
+}
+
 std::shared_ptr<tracer::TargetSpec> target_spec(const TargetOptions &options) {
   if (options.command.empty())
     usage("give the target: -- PROGRAM [ARGS...]");
@@ -93,6 +119,9 @@ std::shared_ptr<tracer::TargetSpec> target_spec(const TargetOptions &options) {
   spec->load_base = elf->load_base();
   spec->entry = elf->entry();
   spec->messages = decode_messages(options.messages);
+  spec->clients = options.clients;
+  spec->client_of = options.message_clients;
+  spec->disconnect = options.disconnect;
   spec->seed = options.seed;
   if (!options.tick.empty()) {
     auto tick = parse_duration(options.tick);

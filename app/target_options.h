@@ -17,6 +17,11 @@ namespace cmc::app {
 // the commands that run one (check, replay), as the user gave them.
 struct TargetOptions {
   std::vector<std::string> messages; // C escapes not yet decoded
+  // --client NAME, in order, and the client of each message (the last
+  // --client before its -m); both empty without --client.
+  std::vector<std::string> clients;
+  std::vector<std::size_t> message_clients;
+  bool disconnect = false;
   std::vector<std::string> regions;
   std::string invariant = "none";
   bool aslr = false;
@@ -30,6 +35,9 @@ struct TargetOptions {
 
 // Registers the TargetOptions on command (none of them required).
 void add_target_options(CLI::App &command, TargetOptions &options);
+// After parsing: gives each -m the --client before it; throws UserError
+// for a -m before the first --client.
+void assign_clients(const CLI::App &command, TargetOptions &options);
 
 // The run of the target that the options describe; throws UserError for
 // bad input (an unknown symbol, a program that is not there).

@@ -13,7 +13,8 @@ namespace cmc::decoder {
 namespace {
 
 // How each argument is shown, one letter each:
-//   d signed decimal    u unsigned decimal    x hex (flags, modes)
+//   d int (32 bits)     D long                u unsigned decimal
+//   x hex (flags, modes)
 //   p pointer           s NUL-terminated string (a path)
 //   i a buffer the call reads, its length the next argument
 //   o a buffer the call fills, its length the result
@@ -34,7 +35,7 @@ constexpr std::array kShapes{
     Shape{"close", "d"},
     Shape{"newfstatat", "dspx"},
     Shape{"fstat", "dp"},
-    Shape{"lseek", "ddd"},
+    Shape{"lseek", "dDd"},
     Shape{"access", "sx"},
     Shape{"faccessat2", "dsxx"},
     Shape{"unlink", "s"},
@@ -136,6 +137,8 @@ std::string argument(char kind, std::size_t index,
   const std::uint64_t value = args[index];
   switch (kind) {
   case 'd':
+    return std::to_string(static_cast<std::int32_t>(value));
+  case 'D':
     return std::to_string(static_cast<std::int64_t>(value));
   case 'u':
     return std::to_string(value);

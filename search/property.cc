@@ -30,10 +30,31 @@ StickyProperty::check(std::span<const std::byte> before,
   return std::nullopt;
 }
 
+std::optional<std::string>
+ExclusiveProperty::check(std::span<const std::byte> /*before*/,
+                         std::span<const std::byte> after) const {
+  std::string first;
+  for (const RegionLayout &region : layout_) {
+    CMC_CHECK(region.offset + region.length <= after.size(),
+              "region outside the state");
+    for (std::size_t i = 0; i < region.length; ++i) {
+      if (std::to_integer<unsigned>(after[region.offset + i]) == 0)
+        continue;
+      const std::string here = fmt::format("byte {} of {}", i, region.name);
+      if (!first.empty())
+        return fmt::format("exclusive: {} and {} are both set", first, here);
+      first = here;
+    }
+  }
+  return std::nullopt;
+}
+
 std::unique_ptr<Property> make_property(const std::string &name,
                                         std::vector<RegionLayout> layout) {
   if (name == "sticky")
     return std::make_unique<StickyProperty>(std::move(layout));
+  if (name == "exclusive")
+    return std::make_unique<ExclusiveProperty>(std::move(layout));
   if (name == "none")
     return std::make_unique<NoProperty>();
   return nullptr;

@@ -54,7 +54,22 @@ private:
   std::vector<RegionLayout> layout_;
 };
 
-// The built-in property called name ("sticky", "none"), or nullptr.
+// "exclusive": at most one byte of the regions is non-zero (one holder of
+// a lock, one owner of a job).
+class ExclusiveProperty final : public Property {
+public:
+  explicit ExclusiveProperty(std::vector<RegionLayout> layout)
+      : layout_(std::move(layout)) {}
+  [[nodiscard]] std::optional<std::string>
+  check(std::span<const std::byte> before,
+        std::span<const std::byte> after) const override;
+
+private:
+  std::vector<RegionLayout> layout_;
+};
+
+// The built-in property called name ("sticky", "exclusive", "none"), or
+// nullptr.
 [[nodiscard]] std::unique_ptr<Property>
 make_property(const std::string &name, std::vector<RegionLayout> layout);
 

@@ -100,6 +100,17 @@ int run(int argc, char **argv) {
           &replay_options.target.command, &explore_options.command})
       *target = command;
   }
+  try {
+    if (check->parsed())
+      cmc::app::assign_clients(*check, check_options.target);
+    if (replay->parsed())
+      cmc::app::assign_clients(*replay, replay_options.target);
+    if (explore->parsed())
+      cmc::app::assign_clients(*explore, explore_options);
+  } catch (const cmc::UserError &error) {
+    std::fprintf(stderr, "cmc: %s\n", error.what());
+    return static_cast<int>(error.code());
+  }
   handle_interrupts(!explore->parsed());
   try {
     if (scan->parsed())

@@ -66,6 +66,8 @@ Connection::~Connection() {
   setsockopt(socket_.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
 }
 
+void Connection::close() { shutdown(socket_.get(), SHUT_WR); }
+
 Result<void> Connection::send(std::string_view bytes) {
   while (!bytes.empty()) {
     const ssize_t sent = ::send(socket_.get(), bytes.data(), bytes.size(),

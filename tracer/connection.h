@@ -29,6 +29,10 @@ public:
   [[nodiscard]] Result<void> send(std::string_view bytes);
   // Everything the target has sent back so far, without waiting.
   [[nodiscard]] std::string drain();
+  // Sends a FIN (the target reads end of file) and sends nothing more;
+  // the socket itself stays open until the Connection dies, when it is
+  // reset (so no TIME_WAIT socket keeps the target's port).
+  void close();
 
 private:
   explicit Connection(UniqueFd socket) : socket_(std::move(socket)) {}

@@ -136,12 +136,17 @@ Result<TargetRun> TargetRun::start(const TargetSpec &spec,
   auto address = target_address(spec, *run.session_);
   if (!address)
     return address.error();
-  auto connection = Connection::open(launch.netns, *address);
-  if (!connection)
-    return connection.error();
-  run.connection_ = std::move(*connection);
-  if (auto settled = run.settle("after cmc connected"); !settled)
-    return settled.error();
+  run.address_ = *address;
+  run.netns_ = launch.netns;
+  run.connections_.resize(spec.client_count());
+  if (spec.clients.empty()) {
+    auto connection = Connection::open(launch.netns, *address);
+    if (!connection)
+      return connection.error();
+    run.connections_[0] = std::move(*connection);
+    if (auto settled = run.settle("after cmc connected"); !settled)
+      return settled.error();
+  }
   auto reader = locate_regions(*run.tracee_, spec, located);
   if (!reader)
     return reader.error();
@@ -162,16 +167,52 @@ Result<void> TargetRun::settle(const char *when) {
 }
 
 Fingerprint TargetRun::fingerprint(std::span<const std::byte> state) const {
-  return fingerprint_of(state, session_->hidden_state());
+  // Which clients are connected decides what their next message does.
+  std::uint64_t connected = 0;
+  for (std::size_t i = 0; i < connections_.size(); ++i)
+    connected |= std::uint64_t{connections_[i].has_value()} << (i % 64);
+  return fingerprint_of(state, session_->hidden_state() ^
+                                   (connected * 0x9e3779b97f4a7c15ULL));
+}
+
+std::string TargetRun::drain() {
+  std::string bytes;
+  for (auto &connection : connections_)
+    if (connection)
+      bytes += connection->drain();
+  return bytes;
+}
+
+Result<std::optional<Fault>> TargetRun::connect(std::size_t client) {
+  if (connections_[client])
+    return std::optional<Fault>();
+  auto connection = Connection::open(netns_, address_);
+  if (!connection)
+    return connection.error();
+  connections_[client] = std::move(*connection);
+  return run_step();
 }
 
 Result<std::optional<Fault>> TargetRun::step(ActionId action) {
-  if (action >= spec_->messages.size()) {
-    CMC_CHECK(spec_->tick.has_value() && action == spec_->messages.size(),
-              "an action outside the alphabet");
+  CMC_CHECK(action < spec_->alphabet_size(), "an action outside the alphabet");
+  if (action == spec_->tick_action())
     return tick(*spec_->tick);
+  if (action >= spec_->first_disconnect()) {
+    // A FIN, as a client that closes its connection sends (the reset of
+    // ~Connection is for the end of a run).
+    auto &connection = connections_[action - spec_->first_disconnect()];
+    if (connection) {
+      connection->close();
+      closed_.push_back(std::move(*connection));
+      connection.reset();
+    }
+    return run_step();
   }
-  if (auto sent = connection_->send(spec_->messages[action]); !sent)
+  const std::size_t client = spec_->client_of_message(action);
+  auto connected = connect(client);
+  if (!connected || *connected)
+    return connected;
+  if (auto sent = connections_[client]->send(spec_->messages[action]); !sent)
     return sent.error();
   return run_step();
 }

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/socket.h>
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -22,10 +24,36 @@ struct TargetSpec {
   std::vector<decoder::Region> regions;
   std::uint64_t load_base = 0; // decoder::ElfFile::load_base
   std::uint64_t entry = 0;     // decoder::ElfFile::entry
-  // The alphabet: ActionId i < messages.size() sends messages[i]; with a
-  // tick, ActionId messages.size() advances the virtual clock by *tick.
+  // The alphabet: ActionId i < messages.size() sends messages[i] on the
+  // connection of client client_of[i]; with disconnect, the next
+  // client_count() actions close each client's connection; with a tick,
+  // the last action advances the virtual clock by *tick.
   std::vector<std::string> messages;
+  // Several clients, by name, each connecting at its first message (and
+  // again at its first after a disconnect). Empty: one client, connected
+  // before the first step.
+  std::vector<std::string> clients;
+  std::vector<std::size_t> client_of; // per message; empty: all client 0
+  bool disconnect = false;
   std::optional<std::chrono::nanoseconds> tick;
+
+  [[nodiscard]] std::size_t client_count() const {
+    return clients.empty() ? 1 : clients.size();
+  }
+  [[nodiscard]] std::size_t client_of_message(std::size_t message) const {
+    return client_of.empty() ? 0 : client_of.at(message);
+  }
+  // The first disconnect action (when disconnect), and the tick's.
+  [[nodiscard]] ActionId first_disconnect() const {
+    return static_cast<ActionId>(messages.size());
+  }
+  [[nodiscard]] ActionId tick_action() const {
+    return static_cast<ActionId>(messages.size() +
+                                 (disconnect ? client_count() : 0));
+  }
+  [[nodiscard]] std::size_t alphabet_size() const {
+    return tick_action() + (tick ? 1 : 0);
+  }
   std::uint64_t seed = 0; // seeds getrandom, /dev/urandom and AT_RANDOM
   std::optional<std::uint16_t> port; // connect here instead of asking listen
   std::chrono::milliseconds step_timeout{10000};
@@ -65,8 +93,8 @@ public:
   // A tick of any length (the alphabet's is spec.tick), then runs the
   // target until it is quiescent.
   [[nodiscard]] Result<std::optional<Fault>> tick(std::chrono::nanoseconds by);
-  // What the target sent back since the last drain.
-  [[nodiscard]] std::string drain() { return connection_->drain(); }
+  // What the target sent back since the last drain, on every connection.
+  [[nodiscard]] std::string drain();
 
   [[nodiscard]] Tracee &tracee() { return *tracee_; }
   [[nodiscard]] const Tracee &tracee() const { return *tracee_; }
@@ -81,7 +109,14 @@ private:
   const TargetSpec *spec_;
   std::unique_ptr<Tracee> tracee_;
   std::unique_ptr<Session> session_;
-  std::optional<Connection> connection_;
+  // Opens client's connection if it has none, and runs the target until it
+  // is quiescent again (it accepts).
+  [[nodiscard]] Result<std::optional<Fault>> connect(std::size_t client);
+
+  sockaddr_storage address_{};
+  int netns_ = -1;
+  std::vector<std::optional<Connection>> connections_; // one per client
+  std::vector<Connection> closed_; // disconnected, reset at the end
   StateReader reader_;
 };
 

@@ -66,3 +66,22 @@ TEST(MakeProperty, KnowsTheBuiltIns) {
 
 } // namespace
 } // namespace cmc::search
+
+namespace cmc::search {
+namespace {
+
+TEST(Exclusive, AllowsOneSetByteAndNamesTwo) {
+  const std::vector<RegionLayout> layout{{"held", 0, 3}, {"other", 3, 1}};
+  const ExclusiveProperty exclusive(layout);
+  const std::vector<std::byte> none(4);
+  std::vector<std::byte> one(4);
+  one[1] = std::byte{1};
+  std::vector<std::byte> two = one;
+  two[3] = std::byte{7};
+  EXPECT_FALSE(exclusive.check(none, one));
+  EXPECT_EQ(exclusive.check(one, two),
+            "exclusive: byte 1 of held and byte 0 of other are both set");
+}
+
+} // namespace
+} // namespace cmc::search
