@@ -68,6 +68,8 @@ void merge_target(TargetOptions &target, const nlohmann::json &replay) {
     target.invariant = replay.value("invariant", "none");
   if (target.seed == 0)
     target.seed = replay.value("seed", std::uint64_t{0});
+  if (target.forbid_response.empty())
+    target.forbid_response = replay.value("forbid_response", "");
   if (!target.port && replay.contains("port") && replay["port"].is_number())
     target.port = replay["port"].get<std::uint16_t>();
   target.aslr = target.aslr || replay.value("aslr", false);
@@ -210,6 +212,7 @@ nlohmann::json replay_json(const TargetOptions &options) {
           {"clients", options.clients},
           {"regions", options.regions},
           {"invariant", options.invariant},
+          {"forbid_response", options.forbid_response},
           {"seed", options.seed},
           {"port", options.port ? nlohmann::json(*options.port) : nullptr},
           {"aslr", options.aslr}};
@@ -224,6 +227,8 @@ std::string replay_command_line(const TargetOptions &options,
     line += " --region " + shell_quote(region);
   if (options.invariant != "none")
     line += " --invariant " + options.invariant;
+  if (!options.forbid_response.empty())
+    line += " --forbid-response " + shell_quote(options.forbid_response);
   if (!options.tick.empty())
     line += " --tick " + options.tick;
   if (options.seed != 0)
@@ -253,7 +258,7 @@ int run_replay(const ReplayOptions &options) {
   auto spec = target_spec(plan.target);
   const auto actions = actions_of(plan.steps, *spec);
   const auto layout = layout_of(spec->regions);
-  const auto property = search::make_property(plan.target.invariant, layout);
+  const auto property = make_check_property(plan.target, layout);
   auto netns = tracer::NetworkNamespace::create();
   if (!netns)
     cannot_check(netns.error().message);
@@ -284,7 +289,8 @@ int run_replay(const ReplayOptions &options) {
     print_calls(trace.take(), "  ");
     if (const auto waiting = trace.pending(run->tracee()); waiting && !*fault)
       fmt::print("  waiting in: {}\n", waiting->text);
-    fmt::print("  response: \"{}\"\n", encode_escapes(run->drain()));
+    const std::string response = run->drain();
+    fmt::print("  response: \"{}\"\n", encode_escapes(response));
     failed_step = i + 1;
     if (*fault) {
       violation =
@@ -295,7 +301,8 @@ int run_replay(const ReplayOptions &options) {
     if (!after)
       cannot_check(after.error().message);
     print_changes(layout, *before, *after);
-    violation = property->check(*before, *after).value_or("");
+    violation = property->check(*before, *after)
+                    .value_or(property->check_response(response).value_or(""));
   }
   if (!violation.empty()) {
     fmt::print("violated: {} (at step {} of {})\n", violation, failed_step,

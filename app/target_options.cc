@@ -63,6 +63,9 @@ void add_target_options(CLI::App &command, TargetOptions &options) {
                   "is non-zero) or none. Crashes, exits and hangs during a "
                   "step are always violations.")
       ->check(CLI::IsMember({"sticky", "exclusive", "none"}));
+  command.add_option("--forbid-response", options.forbid_response,
+                     "A violation for any reply of the target that matches "
+                     "REGEX (ECMAScript, anywhere in the bytes of a step)");
   command.add_flag("--aslr", options.aslr,
                    "Leave the target's address-space randomisation on");
   command.add_option("--port", options.port,
@@ -133,6 +136,23 @@ std::shared_ptr<tracer::TargetSpec> target_spec(const TargetOptions &options) {
   spec->step_timeout =
       std::chrono::milliseconds(std::llround(options.step_timeout_s * 1000));
   return spec;
+}
+
+std::unique_ptr<search::Property>
+make_check_property(const TargetOptions &options,
+                    const std::vector<search::RegionLayout> &layout) {
+  auto property = search::make_property(options.invariant, layout);
+  if (!property)
+    usage("unknown --invariant " + options.invariant);
+  if (options.forbid_response.empty())
+    return property;
+  try {
+    return std::make_unique<search::ForbiddenResponse>(std::move(property),
+                                                       options.forbid_response);
+  } catch (const std::regex_error &error) {
+    usage(fmt::format("bad --forbid-response '{}': {}", options.forbid_response,
+                      error.what()));
+  }
 }
 
 std::vector<search::RegionLayout>

@@ -24,6 +24,7 @@ struct TargetOptions {
   bool disconnect = false;
   std::vector<std::string> regions;
   std::string invariant = "none";
+  std::string forbid_response; // a regular expression; "" none
   bool aslr = false;
   std::optional<std::uint16_t> port;
   double step_timeout_s = 10;
@@ -43,6 +44,12 @@ void assign_clients(const CLI::App &command, TargetOptions &options);
 // bad input (an unknown symbol, a program that is not there).
 [[nodiscard]] std::shared_ptr<tracer::TargetSpec>
 target_spec(const TargetOptions &options);
+
+// The property to check: the invariant, and --forbid-response; throws
+// UserError for a bad regular expression.
+[[nodiscard]] std::unique_ptr<search::Property>
+make_check_property(const TargetOptions &options,
+                    const std::vector<search::RegionLayout> &layout);
 
 // Where each region lies in the state's bytes.
 [[nodiscard]] std::vector<search::RegionLayout>

@@ -21,3 +21,10 @@ echo "\$ cmc check ... --region last_set --tick 10s -- build/demo/clock_kv_bug 7
 build/tools/cmc check -m 'SET a\n' -m 'SET b\n' --region cmc_state \
   --region last_set --invariant sticky --tick 10s -- build/demo/clock_kv_bug 7000
 echo "(exit status $?)"
+# lock_server's bug needs two clients: B unlocks the lock A holds.
+echo
+echo "\$ cmc check --client A -m 'LOCK\\n' -m 'UNLOCK\\n' --client B -m 'LOCK\\n' -m 'UNLOCK\\n' --region held --invariant exclusive -- build/demo/lock_server_bug 7000"
+build/tools/cmc check --client A -m 'LOCK\n' -m 'UNLOCK\n' \
+  --client B -m 'LOCK\n' -m 'UNLOCK\n' --region held --invariant exclusive \
+  -- build/demo/lock_server_bug 7000
+echo "(exit status $?)"

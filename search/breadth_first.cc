@@ -244,6 +244,8 @@ Result<Outcome> Search::merge(const Transition &transition) {
                     transition.path.size());
   } else {
     violation = property_.check(observation.before, observation.after);
+    if (!violation)
+      violation = property_.check_response(observation.response);
     add_or_merge(observation.fingerprints.back(), transition);
   }
   if (!violation)

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "util/check.h"
+#include "util/escape.h"
 
 namespace cmc::search {
 
@@ -47,6 +48,14 @@ ExclusiveProperty::check(std::span<const std::byte> /*before*/,
     }
   }
   return std::nullopt;
+}
+
+std::optional<std::string>
+ForbiddenResponse::check_response(std::string_view response) const {
+  if (!std::regex_search(response.begin(), response.end(), pattern_))
+    return base_->check_response(response);
+  return fmt::format("forbidden response: \"{}\" matches /{}/",
+                     encode_escapes(response), text_);
 }
 
 std::unique_ptr<Property> make_property(const std::string &name,

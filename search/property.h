@@ -3,8 +3,10 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,6 +33,31 @@ public:
   [[nodiscard]] virtual std::optional<std::string>
   check(std::span<const std::byte> before,
         std::span<const std::byte> after) const = 0;
+  // The same for what the target sent back during the step.
+  [[nodiscard]] virtual std::optional<std::string>
+  check_response(std::string_view /*response*/) const {
+    return std::nullopt;
+  }
+};
+
+// Another property, and a violation for any response that matches a
+// regular expression (ECMAScript syntax, searched anywhere in it).
+class ForbiddenResponse final : public Property {
+public:
+  ForbiddenResponse(std::unique_ptr<Property> base, const std::string &pattern)
+      : base_(std::move(base)), text_(pattern), pattern_(pattern) {}
+  [[nodiscard]] std::optional<std::string>
+  check(std::span<const std::byte> before,
+        std::span<const std::byte> after) const override {
+    return base_->check(before, after);
+  }
+  [[nodiscard]] std::optional<std::string>
+  check_response(std::string_view response) const override;
+
+private:
+  std::unique_ptr<Property> base_;
+  std::string text_;
+  std::regex pattern_;
 };
 
 // Accepts every transition: only crashes, exits and hangs are violations.

@@ -104,6 +104,26 @@ TEST_F(Clients, ADisconnectIsAStepOfItsOwn) {
             6 * json["distinct_states"].get<int>());
 }
 
+TEST_F(Clients, AForbiddenResponseIsAViolation) {
+  const Outcome run =
+      run_cmc(lock_check("lock_server", {"--forbid-response", "NOT HELD"}));
+  ASSERT_EQ(run.status, 1) << run.err;
+  const auto json = run.json();
+  EXPECT_EQ(json["violation"],
+            "forbidden response: \"NOT HELD\\n\" matches /NOT HELD/");
+  EXPECT_EQ(json["counterexample"],
+            nlohmann::json::parse(R"([{"client": "A", "send": "UNLOCK\n"}])"));
+  EXPECT_EQ(
+      run_cmc(lock_check("lock_server", {"--forbid-response", "ERR"})).status,
+      0);
+  const Outcome bad =
+      run_cmc(lock_check("lock_server", {"--forbid-response", "(("}));
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("cmc: bad --forbid-response '((': "),
+            std::string::npos)
+      << bad.err;
+}
+
 TEST_F(Clients, AMessageBeforeAnyClientIsAUsageError) {
   const Outcome run =
       run_cmc({"check", "-m", "LOCK\\n", "--client", "A", "-m", "UNLOCK\\n",

@@ -85,3 +85,21 @@ TEST(Exclusive, AllowsOneSetByteAndNamesTwo) {
 
 } // namespace
 } // namespace cmc::search
+
+namespace cmc::search {
+namespace {
+
+TEST(ForbiddenResponse, MatchesAnywhereAndKeepsTheBaseProperty) {
+  const std::vector<RegionLayout> layout{{"cells", 0, 1}};
+  const ForbiddenResponse forbid(std::make_unique<StickyProperty>(layout),
+                                 "^-ERR|BUSY");
+  EXPECT_FALSE(forbid.check_response("+OK\r\n"));
+  EXPECT_EQ(forbid.check_response("+OK\r\nBUSY\n"),
+            "forbidden response: \"+OK\\r\\nBUSY\\n\" matches /^-ERR|BUSY/");
+  const std::vector<std::byte> set{std::byte{1}};
+  const std::vector<std::byte> clear{std::byte{0}};
+  EXPECT_TRUE(forbid.check(set, clear));
+}
+
+} // namespace
+} // namespace cmc::search
