@@ -162,6 +162,23 @@ std::vector<Symbol> ElfFile::functions() const {
   return functions;
 }
 
+std::optional<Symbol> ElfFile::find_section(std::string_view name) const {
+  std::size_t names = 0;
+  if (elf_getshdrstrndx(elf_.get(), &names) != 0)
+    return std::nullopt;
+  Elf_Scn *section = nullptr;
+  while ((section = elf_nextscn(elf_.get(), section)) != nullptr) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(section, &shdr) == nullptr ||
+        (shdr.sh_flags & SHF_ALLOC) == 0)
+      continue;
+    const char *section_name = elf_strptr(elf_.get(), names, shdr.sh_name);
+    if (section_name != nullptr && name == section_name)
+      return Symbol{std::string(name), shdr.sh_addr, shdr.sh_size};
+  }
+  return std::nullopt;
+}
+
 std::vector<CodeRange> ElfFile::code() const {
   std::vector<CodeRange> ranges;
   Elf_Scn *section = nullptr;

@@ -72,6 +72,10 @@ public:
   // A defined data or function symbol, looked up in .symtab, then .dynsym.
   [[nodiscard]] std::optional<Symbol> find_symbol(std::string_view name) const;
 
+  // A section the program loads (SHF_ALLOC), by name (".bss", ".data"):
+  // its address and size as a Symbol. Section headers survive stripping.
+  [[nodiscard]] std::optional<Symbol> find_section(std::string_view name) const;
+
   // Defined function symbols of .symtab and .dynsym, by address, once each.
   [[nodiscard]] std::vector<Symbol> functions() const;
   // The executable sections (SHF_EXECINSTR), or the executable PT_LOAD

@@ -55,7 +55,13 @@ Result<RegionSpec> parse_region_spec(std::string_view text) {
 }
 
 Result<Region> resolve_region(const RegionSpec &spec, const ElfFile &elf) {
-  const auto symbol = elf.find_symbol(spec.symbol);
+  // ".bss", ".data": a section, whose headers survive stripping.
+  const bool section = spec.symbol.starts_with('.');
+  const auto symbol =
+      section ? elf.find_section(spec.symbol) : elf.find_symbol(spec.symbol);
+  if (!symbol && section)
+    return Error{
+        fmt::format("{} has no loaded section '{}'", elf.path(), spec.symbol)};
   if (!symbol)
     return Error{fmt::format("symbol '{}' is not in {} (.symtab or .dynsym)",
                              spec.symbol, elf.path())};

@@ -27,8 +27,9 @@ struct Region {
   std::uint64_t length = 0;
 };
 
-// Looks the symbol up (.symtab, then .dynsym); the length defaults to the
-// symbol's size. Fails for an unknown symbol or an empty region.
+// Looks the symbol up (.symtab, then .dynsym), or with a leading dot the
+// loaded section of that name (.bss, .data); the length defaults to the
+// symbol's or section's size. Fails for an unknown name or an empty region.
 [[nodiscard]] Result<Region> resolve_region(const RegionSpec &spec,
                                             const ElfFile &elf);
 

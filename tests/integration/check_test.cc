@@ -108,6 +108,23 @@ TEST_F(Kv, AnyGlobalServesAsTheRegion) {
                 "store+1:2");
 }
 
+// A stripped binary keeps its section headers: .bss holds kv's cells.
+TEST_F(Kv, ALoadedSectionServesAsTheRegion) {
+  expect_holds(run_cmc(kv_check("kv_stripped",
+                                {"--region", ".bss", "--invariant", "sticky"})),
+               4, 5, 8);
+  const Outcome bug = run_cmc(kv_check(
+      "kv_bug_stripped", {"--region", ".bss", "--invariant", "sticky"}));
+  ASSERT_EQ(bug.status, 1) << bug.err;
+  EXPECT_EQ(
+      bug.json()["counterexample"],
+      nlohmann::json::parse(R"([{"send":"SET b\n"},{"send":"SET a\n"}])"));
+  const Outcome missing = run_cmc(kv_check("kv", {"--region", ".nonesuch"}));
+  EXPECT_EQ(missing.status, 3);
+  EXPECT_EQ(missing.json()["error"],
+            demo("kv") + " has no loaded section '.nonesuch'");
+}
+
 TEST_F(Kv, SeveralRegionsFormOneState) {
   const Outcome run =
       run_cmc(kv_check("kv_bug", {"--region", "store", "--region", "cmc_state",
