@@ -14,6 +14,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -58,6 +59,7 @@ struct ChildFailure {
 struct ChildPlan {
   const char *program;
   std::vector<char *> argv;
+  std::vector<char *> envp;
   int dev_null;
   int report_fd;
   bool aslr;
@@ -109,7 +111,7 @@ struct ChildPlan {
     child_fail(plan, Stage::kTraceMe, -rc);
   if (const int rc = sys::child_install_filter(*plan.filter); rc != 0)
     child_fail(plan, Stage::kSeccomp, -rc);
-  execve(plan.program, plan.argv.data(), environ);
+  execve(plan.program, plan.argv.data(), plan.envp.data());
   child_fail(plan, Stage::kExec, errno);
 }
 
@@ -128,6 +130,21 @@ Error child_error(const LaunchSpec &spec, int report_fd, WaitStatus status) {
                            spec.program,
                            status.exited() ? status.exit_status()
                                            : status.term_signal())};
+}
+
+// cmc's environment without what would make the target act as a service
+// manager's child: socket activation (LISTEN_*) and readiness
+// notification (NOTIFY_SOCKET) meant for cmc itself.
+std::vector<char *> target_environment() {
+  std::vector<char *> envp;
+  for (char **entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view variable(*entry);
+    if (!variable.starts_with("LISTEN_") &&
+        !variable.starts_with("NOTIFY_SOCKET="))
+      envp.push_back(*entry);
+  }
+  envp.push_back(nullptr);
+  return envp;
 }
 
 } // namespace
@@ -177,6 +194,7 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
   }
   ChildPlan plan{spec.program.c_str(),
                  {},
+                 target_environment(),
                  dev_null.get(),
                  report_write.get(),
                  spec.aslr,

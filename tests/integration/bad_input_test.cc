@@ -103,6 +103,17 @@ TEST_F(BadInput, TargetExitsAtStart) {
                   "exited with status 1 before it waited for a client");
 }
 
+// cmc may itself run under a service manager: its socket-activation and
+// notification variables are not the target's.
+TEST_F(BadInput, TheTargetDoesNotInheritServiceManagerVariables) {
+  setenv("NOTIFY_SOCKET", "/run/systemd/notify", 1);
+  setenv("LISTEN_FDS", "1", 1);
+  const Outcome run = run_cmc(check(misbehave("env")));
+  unsetenv("NOTIFY_SOCKET");
+  unsetenv("LISTEN_FDS");
+  EXPECT_EQ(run.status, 0) << run.err;
+}
+
 TEST_F(BadInput, TargetCrashesAtStart) {
   expect_one_line(run_cmc(check(misbehave("segv"))), 3,
                   "killed by SIGSEGV before it waited for a client");

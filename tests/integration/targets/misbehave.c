@@ -7,6 +7,7 @@
  * On a message:      "CRASH\n" segfaults, "QUIT\n" exits 0, "SPIN\n"
  *                    loops forever; "SET x\n" sets a cell as in kv.
  * Mode pid keeps getpid() in the region (state that differs per run);
+ * mode env exits 1 when it sees LISTEN_FDS or NOTIFY_SOCKET;
  * mode serve only serves.
  */
 #include <netinet/in.h>
@@ -41,6 +42,9 @@ static void before_listening(const char *mode) {
   }
   if (strcmp(mode, "pid") == 0)
     volatile_pid = getpid();
+  if (strcmp(mode, "env") == 0 &&
+      (getenv("LISTEN_FDS") != NULL || getenv("NOTIFY_SOCKET") != NULL))
+    exit(1);
 }
 
 static void handle(const char *line) {
