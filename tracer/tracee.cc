@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -75,6 +76,23 @@ struct ChildPlan {
   _exit(127);
 }
 
+// Closes every descriptor from 3 up but keep_a and keep_b (-1: none);
+// async-signal-safe. Returns 0 or -1 with errno.
+int close_inherited(int keep_a, int keep_b) {
+  const int low = std::min(keep_a, keep_b);
+  const int high = std::max(keep_a, keep_b);
+  unsigned first = 3;
+  for (const int keep : {low, high}) {
+    if (keep < static_cast<int>(first))
+      continue;
+    if (static_cast<unsigned>(keep) > first &&
+        close_range(first, static_cast<unsigned>(keep) - 1, 0) != 0)
+      return -1;
+    first = static_cast<unsigned>(keep) + 1;
+  }
+  return close_range(first, ~0U, 0);
+}
+
 [[noreturn]] void child_main(const ChildPlan &plan) {
   // Runs on its own stack in cmc's memory (CLONE_VM | CLONE_VFORK, as
   // posix_spawn does): no page tables are copied, and cmc's thread waits
@@ -91,8 +109,11 @@ struct ChildPlan {
                              dup2(plan.dev_null, STDERR_FILENO) < 0)))
     child_fail(plan, Stage::kDevNull, errno);
   // Nothing cmc inherited reaches the target: it starts with descriptors
-  // 0-2 only, as under a service manager.
-  if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
+  // 0-2 only, as under a service manager. They are closed now, not at the
+  // exec: the child's copy of cmc's table may hold another worker's
+  // duplicate of its target's listening socket, which would keep that
+  // port taken for the worker's next target.
+  if (close_inherited(plan.report_fd, plan.netns) != 0)
     child_fail(plan, Stage::kDevNull, errno);
   if (!plan.aslr &&
       personality(static_cast<unsigned long>(personality(0xffffffff)) |
