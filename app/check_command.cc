@@ -21,14 +21,6 @@
 namespace cmc::app {
 namespace {
 
-[[noreturn]] void cannot_check(const std::string &message) {
-  throw UserError(ExitCode::kCannotCheck, message);
-}
-
-[[noreturn]] void usage(const std::string &message) {
-  throw UserError(ExitCode::kUsage, message);
-}
-
 std::shared_ptr<const tracer::TargetSpec>
 check_spec(const CheckOptions &options) {
   if (options.target.messages.empty())

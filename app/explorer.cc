@@ -17,10 +17,6 @@
 namespace cmc::app {
 namespace {
 
-[[noreturn]] void cannot_check(const std::string &message) {
-  throw UserError(ExitCode::kCannotCheck, message);
-}
-
 tracer::NetworkNamespace make_netns() {
   auto netns = tracer::NetworkNamespace::create();
   if (!netns)

@@ -15,14 +15,6 @@
 namespace cmc::app {
 namespace {
 
-[[noreturn]] void usage(const std::string &message) {
-  throw UserError(ExitCode::kUsage, message);
-}
-
-[[noreturn]] void cannot_check(const std::string &message) {
-  throw UserError(ExitCode::kCannotCheck, message);
-}
-
 // A word the shell passes on unchanged, quoted if it needs to be.
 std::string shell_quote(const std::string &word) {
   const bool plain =

@@ -24,10 +24,6 @@
 namespace cmc::app {
 namespace {
 
-[[noreturn]] void cannot_check(const std::string &message) {
-  throw UserError(ExitCode::kCannotCheck, message);
-}
-
 Module scan_module(const std::string &path) {
   auto elf = decoder::ElfFile::open(path);
   if (!elf)

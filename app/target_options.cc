@@ -16,14 +16,6 @@
 namespace cmc::app {
 namespace {
 
-[[noreturn]] void usage(const std::string &message) {
-  throw UserError(ExitCode::kUsage, message);
-}
-
-[[noreturn]] void cannot_check(const std::string &message) {
-  throw UserError(ExitCode::kCannotCheck, message);
-}
-
 std::vector<decoder::Region> resolve_regions(const TargetOptions &options,
                                              const decoder::ElfFile &elf) {
   std::vector<decoder::Region> regions;

@@ -25,4 +25,14 @@ private:
   ExitCode code_;
 };
 
+// Throws a UserError that exits 2: the command line is wrong.
+[[noreturn]] inline void usage(const std::string &message) {
+  throw UserError(ExitCode::kUsage, message);
+}
+
+// Throws a UserError that exits 3: the target cannot be checked.
+[[noreturn]] inline void cannot_check(const std::string &message) {
+  throw UserError(ExitCode::kCannotCheck, message);
+}
+
 } // namespace cmc
