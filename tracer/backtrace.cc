@@ -25,6 +25,33 @@ const Dwfl_Callbacks kProcCallbacks{
 
 std::string dwfl_message() { return dwfl_errmsg(-1); }
 
+// The registers unwind_from_entry starts from; one unwind at a time per
+// thread, and a Backtracer is used by one thread.
+struct EntryRegisters {
+  unw_word_t ip = 0;
+  unw_word_t sp = 0;
+};
+thread_local EntryRegisters entry_registers;
+
+int access_entry_reg(unw_addr_space_t space, unw_regnum_t reg,
+                     unw_word_t *value, int write, void *arg) {
+  if (write == 0 && reg == UNW_X86_64_RIP) {
+    *value = entry_registers.ip;
+    return 0;
+  }
+  if (write == 0 && reg == UNW_X86_64_RSP) {
+    *value = entry_registers.sp;
+    return 0;
+  }
+  return _UPT_access_reg(space, reg, value, write, arg);
+}
+
+unw_accessors_t entry_accessors() {
+  unw_accessors_t accessors = _UPT_accessors;
+  accessors.access_reg = access_entry_reg;
+  return accessors;
+}
+
 std::string_view basename(std::string_view path) {
   const auto slash = path.rfind('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
@@ -75,6 +102,10 @@ Result<Backtracer> Backtracer::attach(pid_t pid) {
     return Error{"unw_create_addr_space failed"};
   // Unwind tables stay cached between stops; report_modules flushes them.
   unw_set_caching_policy(tracer.space_.get(), UNW_CACHE_GLOBAL);
+  static unw_accessors_t accessors = entry_accessors();
+  tracer.entry_space_.reset(unw_create_addr_space(&accessors, 0));
+  if (!tracer.entry_space_)
+    return Error{"unw_create_addr_space failed"};
   tracer.upt_.reset(_UPT_create(pid));
   if (!tracer.upt_)
     return Error{fmt::format("_UPT_create({}) failed", pid)};
@@ -125,17 +156,38 @@ Frame Backtracer::symbolize(std::uint64_t pc, bool exact) {
   return frame;
 }
 
+Result<std::vector<Frame>>
+Backtracer::unwind_from_entry(std::uint64_t pc, std::uint64_t stack_pointer,
+                              std::size_t max_frames) {
+  std::vector<Frame> frames{symbolize(pc, true)};
+  unw_word_t return_address = 0;
+  if (_UPT_accessors.access_mem(entry_space_.get(), stack_pointer,
+                                &return_address, 0, upt_.get()) != 0 ||
+      return_address == 0)
+    return frames;
+  entry_registers = {return_address, stack_pointer + 8};
+  auto callers = walk(entry_space_.get(), max_frames - 1, false);
+  if (callers)
+    frames.insert(frames.end(), callers->begin(), callers->end());
+  return frames;
+}
+
 Result<std::vector<Frame>> Backtracer::unwind(std::size_t max_frames) {
+  return walk(space_.get(), max_frames, true);
+}
+
+Result<std::vector<Frame>> Backtracer::walk(unw_addr_space *space,
+                                            std::size_t max_frames,
+                                            bool exact_first) {
   unw_cursor_t cursor;
-  if (const int rc = unw_init_remote(&cursor, space_.get(), upt_.get());
-      rc != 0)
+  if (const int rc = unw_init_remote(&cursor, space, upt_.get()); rc != 0)
     return Error{fmt::format("cannot unwind pid {}: unw_init_remote: {}", pid_,
                              unw_strerror(rc))};
   refreshed_ = false;
   std::vector<Frame> frames;
   // The first pc is where the target stopped, and so is the pc of a frame
   // a signal interrupted; every other pc is a return address.
-  bool exact = true;
+  bool exact = exact_first;
   while (frames.size() < max_frames) {
     unw_word_t pc = 0;
     if (unw_get_reg(&cursor, UNW_REG_IP, &pc) != 0 || pc == 0)

@@ -46,7 +46,12 @@ Result<void> SyscallTrace::entered(const Tracee &tracee, const VdsoLayout &vdso,
         return attached.error();
       backtracer_ = std::move(*attached);
     }
-    auto frames = backtracer_->unwind();
+    // A patched vDSO stub pushes nothing: its unwind tables, written for
+    // the code it replaced, do not describe it.
+    auto frames =
+        entry.call.vdso_function.empty()
+            ? backtracer_->unwind()
+            : backtracer_->unwind_from_entry(entry.call.site, regs.rsp);
     if (!frames)
       return frames.error();
     entry.call.backtrace = std::move(*frames);

@@ -84,6 +84,10 @@ TEST_F(Explore, AVdsoCatchStopsAtTheClockReadOfClockKv) {
   EXPECT_TRUE(has(run.out, "caught clock_gettime(0, 0x")) << run.out;
   EXPECT_TRUE(has(run.out, "(catch 1: vdso)\n  #0 __vdso_clock_gettime+0x"))
       << run.out;
+  // Past the patched stub: libc's clock_gettime, then kv's own code.
+  EXPECT_TRUE(has(run.out, "  #1 clock_gettime")) << run.out;
+  EXPECT_TRUE(has(run.out, "  #2 serve+0x")) << run.out;
+  EXPECT_TRUE(has(run.out, "(kv.c:")) << run.out;
   EXPECT_TRUE(has(run.out, "= 0  [vDSO __vdso_clock_gettime]\n")) << run.out;
 }
 
