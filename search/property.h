@@ -68,31 +68,35 @@ public:
         std::span<const std::byte> after) const override;
 };
 
+// A property over the bytes of the declared regions.
+class RegionProperty : public Property {
+public:
+  explicit RegionProperty(std::vector<RegionLayout> layout)
+      : layout_(std::move(layout)) {}
+
+protected:
+  std::vector<RegionLayout> layout_;
+};
+
 // "sticky": no byte of the regions that is non-zero ever becomes zero.
-class StickyProperty final : public Property {
+class StickyProperty final : public RegionProperty {
 public:
   explicit StickyProperty(std::vector<RegionLayout> layout)
-      : layout_(std::move(layout)) {}
+      : RegionProperty(std::move(layout)) {}
   [[nodiscard]] std::optional<std::string>
   check(std::span<const std::byte> before,
         std::span<const std::byte> after) const override;
-
-private:
-  std::vector<RegionLayout> layout_;
 };
 
 // "exclusive": at most one byte of the regions is non-zero (one holder of
 // a lock, one owner of a job).
-class ExclusiveProperty final : public Property {
+class ExclusiveProperty final : public RegionProperty {
 public:
   explicit ExclusiveProperty(std::vector<RegionLayout> layout)
-      : layout_(std::move(layout)) {}
+      : RegionProperty(std::move(layout)) {}
   [[nodiscard]] std::optional<std::string>
   check(std::span<const std::byte> before,
         std::span<const std::byte> after) const override;
-
-private:
-  std::vector<RegionLayout> layout_;
 };
 
 // The built-in property called name ("sticky", "exclusive", "none"), or

@@ -60,7 +60,7 @@ struct ChildFailure {
 struct ChildPlan {
   const char *program;
   std::vector<char *> argv;
-  std::vector<char *> envp;
+  char *const *envp;
   int dev_null;
   int report_fd;
   bool aslr;
@@ -132,7 +132,7 @@ int close_inherited(int keep_a, int keep_b) {
     child_fail(plan, Stage::kTraceMe, -rc);
   if (const int rc = sys::child_install_filter(*plan.filter); rc != 0)
     child_fail(plan, Stage::kSeccomp, -rc);
-  execve(plan.program, plan.argv.data(), plan.envp.data());
+  execve(plan.program, plan.argv.data(), plan.envp);
   child_fail(plan, Stage::kExec, errno);
 }
 
@@ -199,6 +199,8 @@ void Tracee::kill_and_reap() {
 
 Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
   static const UniqueFd dev_null(open("/dev/null", O_RDWR | O_CLOEXEC));
+  // cmc never changes its own environment: built once, for every spawn.
+  static const std::vector<char *> environment = target_environment();
   std::array<int, 2> report{};
   if (!dev_null.valid() || pipe2(report.data(), O_CLOEXEC) != 0)
     return Error{
@@ -215,7 +217,7 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
   }
   ChildPlan plan{spec.program.c_str(),
                  {},
-                 target_environment(),
+                 environment.data(),
                  dev_null.get(),
                  report_write.get(),
                  spec.aslr,
