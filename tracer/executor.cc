@@ -14,6 +14,9 @@ std::string Fault::describe() const {
     return fmt::format("exited with status {}", code);
   case Kind::kHang:
     return "hung (it did not wait for input again within the step timeout)";
+  case Kind::kDeadlock:
+    return "deadlocked (every thread waits on a futex, which no thread is "
+           "left to wake)";
   }
   return "failed";
 }

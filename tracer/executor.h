@@ -19,9 +19,9 @@ using ActionId = std::uint16_t;
 
 // How the target failed while a step was in flight.
 struct Fault {
-  enum class Kind { kSignal, kExit, kHang };
+  enum class Kind { kSignal, kExit, kHang, kDeadlock };
   Kind kind = Kind::kSignal;
-  int code = 0;         // signal number or exit status; unused for kHang
+  int code = 0; // signal number or exit status; unused for kHang, kDeadlock
   std::size_t step = 0; // index in the path of the step in flight
 
   // "killed by SIGSEGV", "exited with status 1", "hung (no quiescence ...)".

@@ -86,6 +86,18 @@ Result<WaitStatus> wait_for(pid_t pid) {
   return WaitStatus(status);
 }
 
+Result<std::optional<GroupEvent>> wait_for_group(pid_t pgid, bool block) {
+  int status = 0;
+  pid_t tid = 0;
+  while ((tid = waitpid(-pgid, &status, __WALL | (block ? 0 : WNOHANG))) < 0) {
+    if (errno != EINTR)
+      return errno_error("waitpid", pgid);
+  }
+  if (tid == 0)
+    return std::optional<GroupEvent>();
+  return std::optional(GroupEvent{tid, WaitStatus(status)});
+}
+
 Result<void> read_memory(pid_t pid, std::span<const iovec> remote,
                          std::span<std::byte> local) {
   const iovec into{local.data(), local.size()};

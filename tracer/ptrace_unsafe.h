@@ -44,6 +44,15 @@ void resume(pid_t pid, int signal, bool to_syscall_stop);
 [[nodiscard]] Result<WaitStatus> single_step(pid_t pid);
 // Blocks until pid changes state; retries EINTR.
 [[nodiscard]] Result<WaitStatus> wait_for(pid_t pid);
+// The next change of state of any process or thread of process group pgid
+// cmc traces, and which one it was; with block false, nothing when none is
+// ready yet.
+struct GroupEvent {
+  pid_t tid;
+  WaitStatus status;
+};
+[[nodiscard]] Result<std::optional<GroupEvent>> wait_for_group(pid_t pgid,
+                                                               bool block);
 
 // Reads the remote ranges into local, which has the same total length.
 [[nodiscard]] Result<void> read_memory(pid_t pid, std::span<const iovec> remote,

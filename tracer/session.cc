@@ -2,6 +2,8 @@
 
 #include <linux/futex.h>
 #include <netinet/in.h>
+#include <sched.h>
+#include <sys/time.h>
 
 #include <cerrno>
 #include <csignal>
@@ -9,6 +11,8 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -21,71 +25,192 @@
 namespace cmc::tracer {
 namespace {
 
-Error new_task_error(int event, unsigned long pid) {
-  const char *what = event == PTRACE_EVENT_CLONE ? "a thread" : "a process";
-  return Error{
-      fmt::format("the target started {} (pid {}); cmc checks single-threaded, "
-                  "single-process servers for now",
-                  what, pid)};
+Error new_process_error(pid_t pid) {
+  return Error{fmt::format("the target started a process (pid {}); cmc "
+                           "checks single-process servers for now",
+                           pid)};
 }
 
 } // namespace
 
 Result<std::optional<Fault>> Session::run_until_quiescent() {
-  if (waiting_) {
-    auto still = still_waiting();
-    if (!still)
-      return still.error();
-    if (*still)
-      return std::optional<Fault>();
-    waiting_.reset();
-  }
-  int signal = 0;
+  if (auto released = release_held(); !released)
+    return released.error();
   while (true) {
-    auto status = tracee_.resume_and_wait(signal, awaiting_exit_);
-    signal = 0;
+    auto status = next_stop();
     if (!status)
       return status.error();
-    if (status->gone())
-      return std::optional(fault_of(*status));
-    if (status->syscall_stop()) {
-      if (auto returned = on_syscall_stop(); !returned)
-        return returned.error();
+    if (!*status)
+      break;
+    auto fault = on_stop(**status);
+    if (!fault)
+      return fault.error();
+    if (*fault)
+      return fault;
+  }
+  // Quiescent. With no thread held in a wait, every one sleeps on a futex
+  // that only another of them could wake.
+  for (const auto &[tid, thread] : threads_)
+    if (thread.run == Thread::Run::kHeld)
+      return std::optional<Fault>();
+  return std::optional(Fault{Fault::Kind::kDeadlock});
+}
+
+Result<std::optional<WaitStatus>> Session::next_stop() {
+  while (true) {
+    const bool running = std::ranges::any_of(threads_, [](const auto &entry) {
+      return entry.second.run == Thread::Run::kRunning ||
+             entry.second.run == Thread::Run::kStarting;
+    });
+    auto status = tracee_.wait(running);
+    if (!status || *status || running)
+      return status;
+    // Only parked threads may still move: each is about to sleep in its
+    // futex wait, or was woken and is about to stop at its exit. A thread
+    // found asleep with every other one stopped or asleep stays so.
+    bool asleep = true;
+    for (const auto &[tid, thread] : threads_) {
+      if (thread.run != Thread::Run::kParked)
+        continue;
+      auto sleeps = tracee_.asleep_in_futex(tid);
+      if (!sleeps)
+        return sleeps.error();
+      asleep = asleep && *sleeps;
+    }
+    if (!asleep) {
+      sched_yield();
       continue;
     }
-    if (status->seccomp_stop()) {
-      auto quiescent = on_seccomp_stop();
-      if (!quiescent)
-        return quiescent.error();
-      if (*quiescent)
-        return std::optional<Fault>();
-      continue;
-    }
-    const int event = status->ptrace_event();
-    if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
-        event == PTRACE_EVENT_VFORK) {
-      auto pid = tracee_.event_message();
-      if (pid)
-        tracee_.adopt(static_cast<pid_t>(*pid));
-      return new_task_error(event, pid ? *pid : 0);
-    }
-    if (event == PTRACE_EVENT_EXEC) {
-      // A new program, with a new vDSO and auxiliary vector.
-      if (watcher_ != nullptr)
-        watcher_->new_program();
-      if (auto controlled = take_control(); !controlled)
-        return controlled.error();
-      continue;
-    }
-    // A signal-delivery stop: pass the signal on unless cmc answers it.
-    // Other event stops resume with no signal.
-    if (event == 0 && !status->group_stop()) {
-      auto deliver = on_signal(status->stop_signal());
-      if (!deliver)
-        return deliver.error();
-      signal = *deliver;
+    // A thread held in a wait that another thread ended (it wrote to the
+    // pipe or changed the futex word) runs on; else it is quiescent.
+    auto released = threads_.size() > 1 ? release_held() : Result<bool>(false);
+    if (!released)
+      return released.error();
+    if (!*released)
+      return std::optional<WaitStatus>();
+  }
+}
+
+Result<bool> Session::release_held() {
+  bool released = false;
+  for (auto &[tid, thread] : threads_) {
+    if (thread.run == Thread::Run::kHeld)
+      if (auto checked = recheck(tid, thread); !checked)
+        return checked.error();
+    if (thread.run == Thread::Run::kReady) {
+      tracee_.focus(tid);
+      proceed(thread, Next::kRun);
+      released = true;
     }
   }
+  return released;
+}
+
+Result<Session::Thread *> Session::current() {
+  const pid_t tid = tracee_.focused();
+  if (auto found = threads_.find(tid); found != threads_.end())
+    return &found->second;
+  auto thread = tracee_.is_thread(tid);
+  if (!thread)
+    return thread.error();
+  tracee_.adopt(tid);
+  if (!*thread)
+    return nullptr;
+  Thread &added = threads_[tid];
+  added.index = threads_created_++;
+  added.run = Thread::Run::kStarting;
+  return &added;
+}
+
+void Session::proceed(Thread &thread, Next next, int signal) {
+  thread.run = next == Next::kHold   ? Thread::Run::kHeld
+               : next == Next::kPark ? Thread::Run::kParked
+                                     : Thread::Run::kRunning;
+  if (next != Next::kHold)
+    tracee_.resume(signal, thread.awaiting_exit || next == Next::kPark);
+}
+
+Result<std::optional<Fault>> Session::on_stop(const WaitStatus &status) {
+  const pid_t tid = tracee_.focused();
+  if (status.gone()) {
+    if (tid == tracee_.pid())
+      return std::optional(fault_of(status));
+    threads_.erase(tid); // a thread ended; the others go on
+    tracee_.forget(tid);
+    return std::optional<Fault>();
+  }
+  auto thread = current();
+  if (!thread)
+    return thread.error();
+  if (*thread == nullptr)
+    return new_process_error(tid);
+  Thread &self = **thread;
+  if (status.syscall_stop()) {
+    if (auto returned = on_syscall_stop(self); !returned)
+      return returned.error();
+    proceed(self, Next::kRun);
+    return std::optional<Fault>();
+  }
+  if (status.seccomp_stop()) {
+    auto next = on_seccomp_stop(self);
+    if (!next)
+      return next.error();
+    proceed(self, *next);
+    return std::optional<Fault>();
+  }
+  const int event = status.ptrace_event();
+  if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
+      event == PTRACE_EVENT_VFORK) {
+    if (auto created = on_new_task(event); !created)
+      return created.error();
+    proceed(self, Next::kRun);
+    return std::optional<Fault>();
+  }
+  if (event == PTRACE_EVENT_EXEC) {
+    // A new program, with a new vDSO and auxiliary vector.
+    if (watcher_ != nullptr)
+      watcher_->new_program();
+    if (auto controlled = take_control(); !controlled)
+      return controlled.error();
+    proceed(self, Next::kRun);
+    return std::optional<Fault>();
+  }
+  // A new thread starts in a SIGSTOP stop of ptrace's. A signal-delivery
+  // stop passes the signal on unless cmc answers it; other event stops
+  // resume with no signal.
+  const bool first_stop =
+      self.run == Thread::Run::kStarting && status.stop_signal() == SIGSTOP;
+  int signal = 0;
+  if (!first_stop && event == 0 && !status.group_stop()) {
+    auto deliver = on_signal(status.stop_signal());
+    if (!deliver)
+      return deliver.error();
+    signal = *deliver;
+  }
+  proceed(self, Next::kRun, signal);
+  return std::optional<Fault>();
+}
+
+// At the creator's clone, fork or vfork stop. A new thread may have
+// stopped (and been registered) already.
+Result<std::optional<Fault>> Session::on_new_task(int event) {
+  auto pid = tracee_.event_message();
+  if (!pid)
+    return pid.error();
+  const auto tid = static_cast<pid_t>(*pid);
+  if (event == PTRACE_EVENT_CLONE && threads_.contains(tid))
+    return std::optional<Fault>();
+  auto thread = event == PTRACE_EVENT_CLONE ? tracee_.is_thread(tid)
+                                            : Result<bool>(false);
+  if (!thread)
+    return thread.error();
+  tracee_.adopt(tid);
+  if (!*thread)
+    return new_process_error(tid);
+  Thread &added = threads_[tid];
+  added.index = threads_created_++;
+  added.run = Thread::Run::kStarting;
+  return std::optional<Fault>();
 }
 
 Result<void> Session::advance_clock(std::chrono::nanoseconds by) {
@@ -94,20 +219,38 @@ Result<void> Session::advance_clock(std::chrono::nanoseconds by) {
           environment_.timers().fire_due(tracee_, environment_.clock());
       !fired)
     return fired;
-  if (!waiting_ || !waiting_->deadline ||
-      *waiting_->deadline > environment_.clock().elapsed())
-    return {};
-  const Waiting fired = *waiting_;
-  waiting_.reset();
-  if (fired.result_at_deadline)
-    return skip(fired.regs, *fired.result_at_deadline);
-  return expire(tracee_, *fired.call, fired.regs);
+  for (auto &[tid, thread] : threads_) {
+    if (thread.run != Thread::Run::kHeld || !thread.waiting->deadline ||
+        *thread.waiting->deadline > environment_.clock().elapsed())
+      continue;
+    const Waiting fired = *thread.waiting;
+    thread.waiting.reset();
+    thread.run = Thread::Run::kReady;
+    tracee_.focus(tid);
+    auto ended = fired.result_at_deadline
+                     ? skip(thread, fired.regs, *fired.result_at_deadline)
+                     : expire(tracee_, *fired.call, fired.regs);
+    if (!ended)
+      return ended;
+  }
+  return {};
 }
 
 std::uint64_t Session::hidden_state() const {
-  std::vector<std::int64_t> words{environment_.clock().elapsed().count(), -1};
-  if (waiting_ && waiting_->deadline)
-    words[1] = waiting_->deadline->count();
+  std::vector<std::int64_t> words{environment_.clock().elapsed().count()};
+  // Threads by creation order (their ids differ from run to run), each
+  // held in a wait with its deadline, or parked.
+  std::map<std::size_t, const Thread *> threads;
+  for (const auto &[tid, thread] : threads_)
+    threads[thread.index] = &thread;
+  for (const auto &[index, thread] : threads) {
+    const bool held = thread->run == Thread::Run::kHeld;
+    words.insert(words.end(), {static_cast<std::int64_t>(index),
+                               static_cast<std::int64_t>(thread->run),
+                               held && thread->waiting->deadline
+                                   ? thread->waiting->deadline->count()
+                                   : -1});
+  }
   environment_.timers().for_each([&](int fd, std::chrono::nanoseconds deadline,
                                      std::chrono::nanoseconds interval) {
     words.insert(words.end(), {fd, deadline.count(), interval.count()});
@@ -123,25 +266,25 @@ Fault Session::fault_of(const WaitStatus &status) const {
   return Fault{Fault::Kind::kSignal, status.term_signal()};
 }
 
-Result<void> Session::skip(user_regs_struct regs, long result) {
+Result<void> Session::skip(Thread &thread, user_regs_struct regs, long result) {
   regs.orig_rax = static_cast<std::uint64_t>(-1);
   regs.rax = static_cast<std::uint64_t>(result);
   if (auto set = tracee_.set_registers(regs); !set)
     return set;
-  if (!awaiting_exit_)
+  if (!thread.awaiting_exit)
     return {};
-  awaiting_exit_ = false;
+  thread.awaiting_exit = false;
   return watcher_->returned(tracee_, regs);
 }
 
-Result<void> Session::on_syscall_stop() {
+Result<void> Session::on_syscall_stop(Thread &thread) {
   auto exit = tracee_.at_syscall_exit();
   if (!exit)
     return exit.error();
   // An entry stop means the exit of the call awaited was not seen (the
   // target was stopped another way in between): nothing to report.
-  const bool returned = awaiting_exit_ && *exit;
-  awaiting_exit_ = false;
+  const bool returned = thread.awaiting_exit && *exit;
+  thread.awaiting_exit = false;
   if (!returned)
     return {};
   auto regs = tracee_.registers();
@@ -150,13 +293,14 @@ Result<void> Session::on_syscall_stop() {
   return watcher_->returned(tracee_, *regs);
 }
 
-Result<bool> Session::answer(const user_regs_struct &regs, long result) {
-  if (auto skipped = skip(regs, result); !skipped)
+Result<Session::Next>
+Session::answer(Thread &thread, const user_regs_struct &regs, long result) {
+  if (auto skipped = skip(thread, regs, result); !skipped)
     return skipped.error();
-  return false;
+  return Next::kRun;
 }
 
-Result<bool> Session::on_seccomp_stop() {
+Result<Session::Next> Session::on_seccomp_stop(Thread &thread) {
   auto data = tracee_.event_message();
   if (!data)
     return data.error();
@@ -167,29 +311,29 @@ Result<bool> Session::on_seccomp_stop() {
   if (!regs)
     return regs.error();
   // rip is past the instruction: syscall, sysenter and int 0x80 are 2 bytes.
-  CMC_LOG_DEBUG("tracer", "pid {}: {} ({}) at {:#x}", tracee_.pid(), call->name,
-                static_cast<long>(regs->orig_rax), regs->rip - 2);
+  CMC_LOG_DEBUG("tracer", "tid {}: {} ({}) at {:#x}", tracee_.focused(),
+                call->name, static_cast<long>(regs->orig_rax), regs->rip - 2);
   if (watcher_ != nullptr) {
     if (auto seen = watcher_->entered(tracee_, environment_.vdso(), *regs);
         !seen)
       return seen.error();
-    awaiting_exit_ = watcher_->wants_results();
+    thread.awaiting_exit = watcher_->wants_results();
   }
   switch (call->trap) {
   case Trap::kForeignArch:
     return Error{"the target made a system call of another ABI (int 0x80 or "
                  "x32), which cmc cannot follow"};
   case Trap::kObserve:
-    return false;
+    return Next::kRun;
   case Trap::kListen:
     listening_fd_ = static_cast<int>(regs->rdi);
-    return false;
+    return Next::kRun;
   case Trap::kEmulate: {
     environment_.note(*call->source, *regs);
     auto result = environment_.emulate(tracee_, *call, *regs);
     if (!result)
       return result.error();
-    return answer(*regs, *result);
+    return answer(thread, *regs, *result);
   }
   case Trap::kTimerfdSet:
   case Trap::kTimerfdGet: {
@@ -200,59 +344,85 @@ Result<bool> Session::on_seccomp_stop() {
                       : timers.gettime(tracee_, environment_.clock(), *regs);
     if (!result)
       return result.error();
-    return answer(*regs, *result);
+    return answer(thread, *regs, *result);
   }
   case Trap::kRefuse:
     environment_.note(*call->source, *regs);
-    return answer(*regs, -ENOSYS);
+    return answer(thread, *regs, -ENOSYS);
   case Trap::kTimer:
-    return Error{fmt::format("the target arms a timer with {}(); cmc does "
-                             "not control timers yet (they would fire in "
-                             "real time)",
-                             call->name)};
+    return on_timer(*call, *regs);
   case Trap::kPassThrough:
     environment_.note(*call->source, *regs);
-    return false;
+    return Next::kRun;
   case Trap::kSleep:
   case Trap::kClockSleep:
-    return on_sleep(*call, *regs);
+    return on_sleep(thread, *call, *regs);
   case Trap::kFutex:
-    return on_futex(*call, *regs);
+    return on_futex(thread, *call, *regs);
   default:
-    return on_wait(*call, *regs);
+    return on_wait(thread, *call, *regs);
   }
 }
 
-Result<bool> Session::on_sleep(const TrappedSyscall &call,
-                               const user_regs_struct &regs) {
+// A timer that fires in real time would make runs differ; one disarmed
+// (alarm(0), a zero it_value, as redis does at start) never fires.
+Result<Session::Next> Session::on_timer(const TrappedSyscall &call,
+                                        const user_regs_struct &regs) {
+  const std::string_view name = call.name;
+  bool disarms = name == "alarm" && regs.rdi == 0;
+  if (name == "setitimer") {
+    auto value = tracee_.read_value<itimerval>(regs.rsi);
+    disarms =
+        value && value->it_value.tv_sec == 0 && value->it_value.tv_usec == 0;
+  } else if (name == "timer_settime") {
+    auto value = tracee_.read_value<itimerspec>(regs.rdx);
+    disarms =
+        value && value->it_value.tv_sec == 0 && value->it_value.tv_nsec == 0;
+  }
+  if (disarms)
+    return Next::kRun;
+  return Error{fmt::format("the target arms a timer with {}(); cmc does not "
+                           "control timers yet (they would fire in real "
+                           "time)",
+                           call.name)};
+}
+
+Result<Session::Next> Session::on_sleep(Thread &thread,
+                                        const TrappedSyscall &call,
+                                        const user_regs_struct &regs) {
   environment_.note(Source::kSleep, regs);
   const bool absolute =
       call.trap == Trap::kClockSleep && (regs.rsi & TIMER_ABSTIME) != 0;
   const std::uint64_t request = call.trap == Trap::kSleep ? regs.rdi : regs.rdx;
   auto length = tracee_.read_value<timespec>(request);
   if (!length)
-    return answer(regs, -EFAULT);
+    return answer(thread, regs, -EFAULT);
   const VirtualClock &clock = environment_.clock();
   std::optional<std::chrono::nanoseconds> deadline =
       clock.elapsed() + from_timespec(*length);
   if (absolute)
     deadline = clock.elapsed_at(static_cast<clockid_t>(regs.rdi), *length);
-  return sleep_until(call, regs, deadline, 0);
+  return sleep_until(thread, call, regs, deadline, 0);
 }
 
-// While the target is single-threaded (cmc refuses threads), a futex wait
-// can only end by its timeout.
-Result<bool> Session::on_futex(const TrappedSyscall &call,
-                               const user_regs_struct &regs) {
+// A futex wait with no timeout runs in the kernel, parked: only another
+// thread's wake ends it. One with a timeout is held at its entry, on the
+// virtual clock; it ends at its deadline or when another thread changes
+// the word (recheck()).
+Result<Session::Next> Session::on_futex(Thread &thread,
+                                        const TrappedSyscall &call,
+                                        const user_regs_struct &regs) {
   const int op = static_cast<int>(regs.rsi) & FUTEX_CMD_MASK;
-  if ((op != FUTEX_WAIT && op != FUTEX_WAIT_BITSET) || regs.r10 == 0)
-    return false; // not a wait, or one without timeout: a hang if it blocks
+  if (op != FUTEX_WAIT && op != FUTEX_WAIT_BITSET)
+    return Next::kRun;
   auto word = tracee_.read_value<std::uint32_t>(regs.rdi);
   if (!word || *word != static_cast<std::uint32_t>(regs.rdx))
-    return false; // the kernel answers EFAULT or EAGAIN at once
+    return Next::kRun; // the kernel answers EFAULT or EAGAIN at once
+  if (regs.r10 == 0)
+    return Next::kPark;
   auto length = tracee_.read_value<timespec>(regs.r10);
   if (!length)
-    return answer(regs, -EFAULT);
+    return answer(thread, regs, -EFAULT);
   environment_.note(Source::kTimedWait, regs);
   const VirtualClock &clock = environment_.clock();
   // FUTEX_WAIT's timeout is relative; FUTEX_WAIT_BITSET's is an instant of
@@ -264,51 +434,69 @@ Result<bool> Session::on_futex(const TrappedSyscall &call,
                                     ? CLOCK_REALTIME
                                     : CLOCK_MONOTONIC,
                                 *length);
-  return sleep_until(call, regs, deadline, -ETIMEDOUT);
+  return sleep_until(thread, call, regs, deadline, -ETIMEDOUT);
 }
 
-Result<bool>
-Session::sleep_until(const TrappedSyscall &call, const user_regs_struct &regs,
-                     std::optional<std::chrono::nanoseconds> deadline,
-                     long result) {
+Result<Session::Next> Session::sleep_until(
+    Thread &thread, const TrappedSyscall &call, const user_regs_struct &regs,
+    std::optional<std::chrono::nanoseconds> deadline, long result) {
   if (!deadline)
-    return answer(regs, -EINVAL);
+    return answer(thread, regs, -EINVAL);
   if (*deadline <= environment_.clock().elapsed())
-    return answer(regs, result);
-  waiting_ = Waiting{&call, regs, deadline, result};
-  return true;
+    return answer(thread, regs, result);
+  thread.waiting = Waiting{&call, regs, deadline, result};
+  return Next::kHold;
 }
 
-Result<bool> Session::on_wait(const TrappedSyscall &call,
-                              const user_regs_struct &regs) {
+Result<Session::Next> Session::on_wait(Thread &thread,
+                                       const TrappedSyscall &call,
+                                       const user_regs_struct &regs) {
   if (call.source == Source::kDevRandom) {
     auto answered = environment_.random_read(tracee_, regs);
     if (!answered)
       return answered.error();
     if (*answered)
-      return answer(regs, **answered);
+      return answer(thread, regs, **answered);
   }
   auto wait = would_block(tracee_, call, regs);
   if (!wait)
     return wait.error();
   if (!wait->blocks)
-    return false;
+    return Next::kRun;
   std::optional<std::chrono::nanoseconds> deadline;
   if (wait->timeout) {
     environment_.note(Source::kTimedWait, regs);
     deadline = environment_.clock().elapsed() + *wait->timeout;
   }
-  waiting_ = Waiting{&call, regs, deadline, std::nullopt};
-  return true;
+  thread.waiting = Waiting{&call, regs, deadline, std::nullopt};
+  return Next::kHold;
 }
 
-Result<bool> Session::still_waiting() const {
-  if (waiting_->result_at_deadline)
-    return true;
-  auto wait = would_block(tracee_, *waiting_->call, waiting_->regs);
-  if (!wait)
-    return wait.error();
-  return wait->blocks;
+Result<void> Session::recheck(pid_t tid, Thread &thread) {
+  const Waiting &waiting = *thread.waiting;
+  bool over = false;
+  if (waiting.call->trap == Trap::kFutex) {
+    // Another thread changed the word (before its wake, which cannot reach
+    // a wait held outside the kernel): the wait returns EAGAIN, as the
+    // kernel's would on seeing the new value.
+    auto word = tracee_.read_value<std::uint32_t>(waiting.regs.rdi);
+    if (word && *word != static_cast<std::uint32_t>(waiting.regs.rdx)) {
+      tracee_.focus(tid);
+      if (auto skipped = skip(thread, waiting.regs, -EAGAIN); !skipped)
+        return skipped;
+      over = true;
+    }
+  } else if (!waiting.result_at_deadline) {
+    auto wait = would_block(tracee_, *waiting.call, waiting.regs);
+    if (!wait)
+      return wait.error();
+    over = !wait->blocks;
+  }
+  if (over) {
+    thread.waiting.reset();
+    thread.run = Thread::Run::kReady;
+  }
+  return {};
 }
 
 Result<int> Session::on_signal(int signal) {

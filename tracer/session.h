@@ -4,6 +4,7 @@
 #include <sys/user.h>
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -21,19 +22,24 @@ namespace cmc::tracer {
 class Session {
 public:
   Session(Tracee &tracee, std::uint64_t seed)
-      : tracee_(tracee), environment_(seed) {}
+      : tracee_(tracee),
+        environment_(seed), threads_{
+                                {tracee.pid(), Thread{0, Thread::Run::kReady,
+                                                      std::nullopt, false}}} {}
 
   // At the exec stop, before the target's first instruction.
   [[nodiscard]] Result<void> take_control() {
     return environment_.take_control(tracee_);
   }
 
-  // Runs the target until every thread waits for input that cmc has not
-  // sent or for the virtual clock (it is then stopped on entry to that
-  // call), or until it ends. A target still waiting as it was is not
-  // resumed at all. Returns nothing when quiescent, the Fault when it died,
-  // exited or hung (step field unset), an Error when it cannot be followed
-  // or it reached for something cmc does not control.
+  // Runs the target until it is quiescent: every thread waits for input
+  // that cmc has not sent or for the virtual clock (it is then stopped on
+  // entry to that call), or sleeps in a futex wait with no timeout, which
+  // only another thread can end; or until it ends. A thread still waiting
+  // as it was is not resumed at all. Returns nothing when quiescent, the
+  // Fault when it died, exited, hung or deadlocked (every thread in a futex
+  // wait; step field unset), an Error when it cannot be followed or it
+  // reached for something cmc does not control.
   [[nodiscard]] Result<std::optional<Fault>> run_until_quiescent();
 
   // Moves the virtual clock on. A wait or sleep whose deadline it passes
@@ -55,7 +61,7 @@ public:
   [[nodiscard]] std::uint64_t hidden_state() const;
 
 private:
-  // The call a quiescent target is stopped in.
+  // The call a quiescent thread is stopped in.
   struct Waiting {
     const TrappedSyscall *call = nullptr;
     user_regs_struct regs{};
@@ -67,39 +73,79 @@ private:
     std::optional<long> result_at_deadline;
   };
 
-  // True when the stop is quiescent.
-  [[nodiscard]] Result<bool> on_seccomp_stop();
-  [[nodiscard]] Result<bool> on_sleep(const TrappedSyscall &call,
+  // One thread of the target and where cmc has it.
+  struct Thread {
+    enum class Run {
+      kStarting, // created, its first stop (SIGSTOP) not yet seen
+      kRunning,  // resumed; it stops again or ends
+      kHeld,     // stopped by cmc in a wait (waiting)
+      kReady,    // stopped by cmc, its wait over: resumed on the next run
+      kParked,   // resumed into a futex wait with no timeout, which only
+                 // another thread ends (its exit stops it)
+    };
+    std::size_t index = 0; // in order of creation; the leader is 0
+    Run run = Run::kStarting;
+    std::optional<Waiting> waiting;
+    // The watcher wants the result of the call entered last, which runs:
+    // resumed to its syscall-exit stop.
+    bool awaiting_exit = false;
+  };
+
+  // What to do with a thread at a seccomp stop.
+  enum class Next { kRun, kHold, kPark };
+
+  // The next stop of any thread (focused then), or nothing when the
+  // target is quiescent: no thread runs and every parked one sleeps.
+  [[nodiscard]] Result<std::optional<WaitStatus>> next_stop();
+  // Handles a stop of the focused thread; a Fault when the target ended.
+  [[nodiscard]] Result<std::optional<Fault>> on_stop(const WaitStatus &status);
+  [[nodiscard]] Result<std::optional<Fault>> on_new_task(int event);
+  // The focused thread, registered when it is new (a clone whose event has
+  // not been seen yet); nullptr for a process the target forked.
+  [[nodiscard]] Result<Thread *> current();
+  // Resumes every thread whose wait is over (recheck()); whether any was.
+  [[nodiscard]] Result<bool> release_held();
+  // Resumes the focused thread as next says.
+  void proceed(Thread &thread, Next next, int signal = 0);
+  // Checks the wait of a held thread again: kReady when it is over.
+  [[nodiscard]] Result<void> recheck(pid_t tid, Thread &thread);
+  [[nodiscard]] Result<Next> on_seccomp_stop(Thread &thread);
+  [[nodiscard]] Result<Next> on_sleep(Thread &thread,
+                                      const TrappedSyscall &call,
                                       const user_regs_struct &regs);
-  [[nodiscard]] Result<bool> on_futex(const TrappedSyscall &call,
+  [[nodiscard]] Result<Next> on_futex(Thread &thread,
+                                      const TrappedSyscall &call,
                                       const user_regs_struct &regs);
-  // Quiescent until deadline (nothing: the call's time is invalid), then
+  [[nodiscard]] Result<Next> on_timer(const TrappedSyscall &call,
+                                      const user_regs_struct &regs);
+  // Held until deadline (nothing: the call's time is invalid), then
   // skipped with result.
-  [[nodiscard]] Result<bool>
-  sleep_until(const TrappedSyscall &call, const user_regs_struct &regs,
+  [[nodiscard]] Result<Next>
+  sleep_until(Thread &thread, const TrappedSyscall &call,
+              const user_regs_struct &regs,
               std::optional<std::chrono::nanoseconds> deadline, long result);
-  [[nodiscard]] Result<bool> on_wait(const TrappedSyscall &call,
+  [[nodiscard]] Result<Next> on_wait(Thread &thread, const TrappedSyscall &call,
                                      const user_regs_struct &regs);
   // At a signal-delivery stop: the signal to deliver (0 when cmc handled
   // it), or an Error when it shows an escape from cmc's control.
   [[nodiscard]] Result<int> on_signal(int signal);
-  [[nodiscard]] Result<bool> still_waiting() const;
   // At a syscall stop: reports the result of the call awaited.
-  [[nodiscard]] Result<void> on_syscall_stop();
-  // Skips the system call at this stop; it returns result instead.
-  [[nodiscard]] Result<void> skip(user_regs_struct regs, long result);
-  // skip(), at a stop that is not quiescent: returns false.
-  [[nodiscard]] Result<bool> answer(const user_regs_struct &regs, long result);
+  [[nodiscard]] Result<void> on_syscall_stop(Thread &thread);
+  // Skips the system call the focused thread is stopped at; it returns
+  // result instead.
+  [[nodiscard]] Result<void> skip(Thread &thread, user_regs_struct regs,
+                                  long result);
+  // skip(), at a stop that is not quiescent: the thread runs on.
+  [[nodiscard]] Result<Next> answer(Thread &thread,
+                                    const user_regs_struct &regs, long result);
   [[nodiscard]] Fault fault_of(const WaitStatus &status) const;
 
   Tracee &tracee_;
   Environment environment_;
   std::optional<int> listening_fd_;
-  std::optional<Waiting> waiting_;
+  std::map<pid_t, Thread> threads_; // by thread id
+  std::size_t threads_created_ = 1;
   SyscallWatcher *watcher_ = nullptr;
-  // The watcher wants the result of the call entered last, which runs:
-  // resume to its syscall-exit stop.
-  bool awaiting_exit_ = false;
 };
 
 } // namespace cmc::tracer

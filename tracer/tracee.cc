@@ -9,6 +9,7 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -171,7 +172,7 @@ std::vector<char *> target_environment() {
 } // namespace
 
 Tracee::Tracee(pid_t pid)
-    : pid_(pid), lease_(std::make_unique<Watchdog::Lease>(pid)) {}
+    : pid_(pid), focus_(pid), lease_(std::make_unique<Watchdog::Lease>(pid)) {}
 
 Tracee::~Tracee() { kill_and_reap(); }
 
@@ -265,23 +266,66 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
   return tracee;
 }
 
-Result<WaitStatus> Tracee::resume_and_wait(int signal, bool to_syscall_stop) {
-  sys::resume(pid_, signal, to_syscall_stop);
-  auto status = sys::wait_for(pid_);
-  if (status && status->gone())
+void Tracee::resume(int signal, bool to_syscall_stop) {
+  sys::resume(focus_, signal, to_syscall_stop);
+}
+
+Result<std::optional<WaitStatus>> Tracee::wait(bool block) {
+  // The target's threads and processes share its process group (set at
+  // launch), which no other tracee of cmc's is in.
+  auto event = sys::wait_for_group(pid_, block);
+  if (!event)
+    return event.error();
+  if (!*event)
+    return std::optional<WaitStatus>();
+  focus_ = (*event)->tid;
+  if (focus_ == pid_ && (*event)->status.gone())
     reaped_ = true;
-  return status;
+  return std::optional((*event)->status);
+}
+
+Result<WaitStatus> Tracee::resume_and_wait(int signal, bool to_syscall_stop) {
+  resume(signal, to_syscall_stop);
+  auto status = wait();
+  if (!status)
+    return status.error();
+  return **status;
+}
+
+Result<bool> Tracee::asleep_in_futex(pid_t tid) const {
+  // stat: "tid (comm) S ..." (comm may hold spaces and parentheses);
+  // syscall: the number of the call it is blocked in, first.
+  auto stat = proc_file(fmt::format("task/{}/stat", tid).c_str());
+  auto call = proc_file(fmt::format("task/{}/syscall", tid).c_str());
+  if (!stat || !call)
+    return Error{fmt::format("cannot read the state of thread {} of the "
+                             "target",
+                             tid)};
+  const std::size_t comm_end = stat->rfind(')');
+  if (comm_end == std::string::npos || comm_end + 2 >= stat->size())
+    return Error{fmt::format("cannot parse /proc/{}/task/{}/stat", pid_, tid)};
+  return (*stat)[comm_end + 2] == 'S' &&
+         call->starts_with(fmt::format("{} ", SYS_futex));
+}
+
+Result<bool> Tracee::is_thread(pid_t tid) const {
+  auto status = proc_file(fmt::format("task/{}/status", tid).c_str());
+  if (!status)
+    return false; // not among the target's tasks: another process
+  return status->find(fmt::format("\nTgid:\t{}\n", pid_)) != std::string::npos;
 }
 
 Result<user_regs_struct> Tracee::registers() const {
-  return sys::registers(pid_);
+  return sys::registers(focus_);
 }
 
 Result<void> Tracee::set_registers(const user_regs_struct &regs) {
-  return sys::set_registers(pid_, regs);
+  return sys::set_registers(focus_, regs);
 }
 
-Result<siginfo_t> Tracee::signal_info() const { return sys::signal_info(pid_); }
+Result<siginfo_t> Tracee::signal_info() const {
+  return sys::signal_info(focus_);
+}
 
 Result<void> Tracee::write(std::uint64_t address,
                            std::span<const std::byte> bytes) {
@@ -290,7 +334,7 @@ Result<void> Tracee::write(std::uint64_t address,
 
 Result<void> Tracee::patch_code(std::uint64_t address,
                                 std::span<const std::byte> bytes) {
-  return sys::poke_memory(pid_, address, bytes);
+  return sys::poke_memory(focus_, address, bytes);
 }
 
 Result<long> Tracee::inject_syscall(std::uint64_t syscall_at, long nr,
@@ -306,11 +350,11 @@ Result<long> Tracee::inject_syscall(std::uint64_t syscall_at, long nr,
   call.rdx = args[2];
   if (auto set = set_registers(call); !set)
     return set.error();
-  auto status = sys::single_step(pid_);
+  auto status = sys::single_step(focus_);
   // Under observing_program the call stops at seccomp first; stepping on
   // from there runs it.
   while (status && status->seccomp_stop())
-    status = sys::single_step(pid_);
+    status = sys::single_step(focus_);
   if (!status)
     return status.error();
   if (status->gone()) {
@@ -326,11 +370,11 @@ Result<long> Tracee::inject_syscall(std::uint64_t syscall_at, long nr,
 }
 
 Result<bool> Tracee::at_syscall_exit() const {
-  return sys::at_syscall_exit(pid_);
+  return sys::at_syscall_exit(focus_);
 }
 
 Result<unsigned long> Tracee::event_message() const {
-  return sys::event_message(pid_);
+  return sys::event_message(focus_);
 }
 
 Result<void> Tracee::read(std::span<const iovec> remote,

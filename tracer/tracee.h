@@ -51,11 +51,29 @@ public:
   [[nodiscard]] int pidfd() const { return pidfd_.get(); }
   [[nodiscard]] Watchdog::Lease &lease() { return *lease_; }
 
-  // Resumes the stopped target and waits for its next stop or its end;
-  // with to_syscall_stop, also stops at its next syscall entry or exit.
+  // The target's threads share its memory, but each stops on its own:
+  // requests about registers, stops and resumption go to the focused
+  // thread, the one whose stop wait() reported last or that focus() named.
+  // The leader (pid()) is focused first.
+  [[nodiscard]] pid_t focused() const { return focus_; }
+  void focus(pid_t tid) { focus_ = tid; }
+  // Resumes the focused thread, delivering signal (0: none); with
+  // to_syscall_stop, it also stops at its next syscall entry or exit.
+  void resume(int signal = 0, bool to_syscall_stop = false);
+  // Waits for the next stop or end of any thread and focuses it; with
+  // block false, nothing when no thread has one ready.
+  [[nodiscard]] Result<std::optional<WaitStatus>> wait(bool block = true);
+  // resume(), then wait() for the next stop or end of any thread.
   [[nodiscard]] Result<WaitStatus>
   resume_and_wait(int signal = 0, bool to_syscall_stop = false);
-  // Whether the target is stopped at a syscall's exit (not its entry).
+  // Whether thread tid sleeps in the kernel in a futex wait (state S in
+  // futex(2), per /proc), not about to enter or leave it.
+  [[nodiscard]] Result<bool> asleep_in_futex(pid_t tid) const;
+  // Whether tid, a task ptrace attached, is a thread of the target rather
+  // than a process it started.
+  [[nodiscard]] Result<bool> is_thread(pid_t tid) const;
+  // Whether the focused thread is stopped at a syscall's exit (not its
+  // entry).
   [[nodiscard]] Result<bool> at_syscall_exit() const;
   [[nodiscard]] Result<user_regs_struct> registers() const;
   [[nodiscard]] Result<void> set_registers(const user_regs_struct &regs);
@@ -98,12 +116,15 @@ public:
   // A process or thread the target created, auto-attached by ptrace: it is
   // killed and reaped with the target.
   void adopt(pid_t pid) { adopted_.push_back(pid); }
+  // A thread that ended and was reaped: its id may be reused.
+  void forget(pid_t tid) { std::erase(adopted_, tid); }
 
 private:
   explicit Tracee(pid_t pid);
   void kill_and_reap();
 
   pid_t pid_;
+  pid_t focus_;
   bool reaped_ = false;
   std::vector<pid_t> adopted_;
   UniqueFd pidfd_;
