@@ -9,6 +9,7 @@
 
 #include "decoder/auxv.h"
 #include "decoder/proc_maps.h"
+#include "util/escape.h"
 
 namespace cmc::tracer {
 
@@ -87,12 +88,18 @@ Result<StateReader> locate_regions(const Tracee &tracee, const TargetSpec &spec,
   return reader_at(spec, *fast);
 }
 
-Error startup_error(const TargetSpec &spec, const Fault &fault,
+Error startup_error(const TargetSpec &spec, Tracee &tracee, const Fault &fault,
                     const char *when) {
-  return Error{fmt::format(
-      "the target {} {}{}", fault.describe(), when,
-      spec.launch.show_output ? ""
-                              : " (run with --show-output to see its output)")};
+  std::string message = fmt::format("the target {} {}", fault.describe(), when);
+  if (spec.launch.show_output)
+    return Error{message};
+  // One line still: the last line it wrote says most often why.
+  const std::string last = last_line(tracee.output());
+  if (last.empty())
+    return Error{message + " (it wrote no output)"};
+  return Error{fmt::format("{}; it last wrote \"{}\" (--show-output shows "
+                           "all)",
+                           message, last)};
 }
 
 Result<sockaddr_storage> target_address(const TargetSpec &spec,
@@ -162,7 +169,7 @@ Result<void> TargetRun::settle(const char *when) {
   if (!fault)
     return fault.error();
   if (*fault)
-    return startup_error(*spec_, **fault, when);
+    return startup_error(*spec_, *tracee_, **fault, when);
   return {};
 }
 
@@ -228,6 +235,7 @@ Result<std::optional<Fault>> TargetRun::run_step() {
   auto fault = session_->run_until_quiescent();
   if (fault && !*fault)
     tracee_->lease().disarm();
+  tracee_->drain_output();
   return fault;
 }
 

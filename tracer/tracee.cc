@@ -15,7 +15,9 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -30,6 +32,7 @@ namespace {
 // The child's set-up steps, for the report of the one that failed.
 enum class Stage : int {
   kDevNull,
+  kWorkdir,
   kPersonality,
   kNetns,
   kLoopback,
@@ -41,6 +44,7 @@ enum class Stage : int {
 const char *stage_name(Stage stage) {
   static constexpr std::array kNames{
       "redirecting stdio and closing inherited descriptors",
+      "entering its private working directory",
       "disabling ASLR (personality)",
       "entering its network namespace (cmc needs root or CAP_SYS_ADMIN)",
       "bringing up loopback in its network namespace",
@@ -62,7 +66,9 @@ struct ChildPlan {
   const char *program;
   std::vector<char *> argv;
   char *const *envp;
+  const char *workdir;
   int dev_null;
+  int output; // its stdout and stderr, unless show_output
   int report_fd;
   bool aslr;
   bool show_output;
@@ -106,8 +112,8 @@ int close_inherited(int keep_a, int keep_b) {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
   if (dup2(plan.dev_null, STDIN_FILENO) < 0 ||
-      (!plan.show_output && (dup2(plan.dev_null, STDOUT_FILENO) < 0 ||
-                             dup2(plan.dev_null, STDERR_FILENO) < 0)))
+      (!plan.show_output && (dup2(plan.output, STDOUT_FILENO) < 0 ||
+                             dup2(plan.output, STDERR_FILENO) < 0)))
     child_fail(plan, Stage::kDevNull, errno);
   // Nothing cmc inherited reaches the target: it starts with descriptors
   // 0-2 only, as under a service manager. They are closed now, not at the
@@ -116,6 +122,8 @@ int close_inherited(int keep_a, int keep_b) {
   // port taken for the worker's next target.
   if (close_inherited(plan.report_fd, plan.netns) != 0)
     child_fail(plan, Stage::kDevNull, errno);
+  if (chdir(plan.workdir) != 0)
+    child_fail(plan, Stage::kWorkdir, errno);
   if (!plan.aslr &&
       personality(static_cast<unsigned long>(personality(0xffffffff)) |
                   ADDR_NO_RANDOMIZE) < 0)
@@ -169,6 +177,20 @@ std::vector<char *> target_environment() {
   return envp;
 }
 
+constexpr int kOutputPipeSize = 1 << 20;
+constexpr std::size_t kOutputKept = 4096;
+
+Result<std::string> make_workdir() {
+  const char *tmp = std::getenv("TMPDIR");
+  std::string path = fmt::format("{}/cmc-run-XXXXXX",
+                                 tmp != nullptr && *tmp != '\0' ? tmp : "/tmp");
+  if (mkdtemp(path.data()) == nullptr)
+    return Error{fmt::format("cannot create a working directory for the "
+                             "target in {}: {}",
+                             path, std::strerror(errno))};
+  return path;
+}
+
 } // namespace
 
 Tracee::Tracee(pid_t pid)
@@ -196,6 +218,10 @@ void Tracee::kill_and_reap() {
     }
   }
   reaped_ = true;
+  if (!workdir_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(workdir_, ignored);
+  }
 }
 
 Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
@@ -216,10 +242,27 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
     observing_fprog = {static_cast<unsigned short>(observing.size()),
                        observing.data()};
   }
-  ChildPlan plan{spec.program.c_str(),
+  // A private working directory, new for every run, so no run sees the
+  // files an earlier one left; the program is found from cmc's own.
+  auto workdir = make_workdir();
+  if (!workdir)
+    return workdir.error();
+  const std::string program = std::filesystem::absolute(spec.program);
+  std::array<int, 2> output{};
+  if (pipe2(output.data(), O_CLOEXEC | O_NONBLOCK) != 0)
+    return Error{
+        fmt::format("cannot prepare the launch: {}", std::strerror(errno))};
+  UniqueFd output_read(output[0]);
+  UniqueFd output_write(output[1]);
+  // Room for a step's worth of logging: a target blocked on a full pipe
+  // does not become quiescent (a hang), so cmc drains it after each step.
+  fcntl(output_write.get(), F_SETPIPE_SZ, kOutputPipeSize);
+  ChildPlan plan{program.c_str(),
                  {},
                  environment.data(),
+                 workdir->c_str(),
                  dev_null.get(),
+                 output_write.get(),
                  report_write.get(),
                  spec.aslr,
                  spec.show_output,
@@ -241,10 +284,16 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
   const pid_t pid = clone(child_entry, stack.data() + stack.size(),
                           CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
 #endif
-  if (pid < 0)
+  if (pid < 0) {
+    std::error_code ignored;
+    std::filesystem::remove(*workdir, ignored);
     return Error{fmt::format("clone: {}", std::strerror(errno))};
+  }
   std::unique_ptr<Tracee> tracee(new Tracee(pid));
+  tracee->workdir_ = std::move(*workdir);
+  tracee->output_ = std::move(output_read);
   report_write.reset();
+  output_write.reset();
   // Without options yet, the successful execve stops the child with a plain
   // SIGTRAP before the target's first instruction.
   auto status = sys::wait_for(pid);
@@ -367,6 +416,16 @@ Result<long> Tracee::inject_syscall(std::uint64_t syscall_at, long nr,
   if (auto restored = set_registers(*saved); !restored)
     return restored.error();
   return static_cast<long>(after->rax);
+}
+
+void Tracee::drain_output() {
+  std::array<char, 4096> buffer{};
+  ssize_t got = 0;
+  while (output_.valid() &&
+         (got = ::read(output_.get(), buffer.data(), buffer.size())) > 0)
+    output_tail_.append(buffer.data(), static_cast<std::size_t>(got));
+  if (output_tail_.size() > kOutputKept)
+    output_tail_.erase(0, output_tail_.size() - kOutputKept);
 }
 
 Result<bool> Tracee::at_syscall_exit() const {

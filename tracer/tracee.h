@@ -25,7 +25,7 @@ struct LaunchSpec {
   std::string program;           // path of the executable
   std::vector<std::string> argv; // argv[0] included
   bool aslr = false;             // false: personality(ADDR_NO_RANDOMIZE)
-  bool show_output = false;      // false: stdout and stderr to /dev/null
+  bool show_output = false;      // false: stdout and stderr to a pipe of cmc's
   int netns = -1; // network namespace to join (an fd); -1: a fresh one
   // Stop on every system call (observing_program), not only the table's.
   bool observe = false;
@@ -34,7 +34,8 @@ struct LaunchSpec {
 // A target process under ptrace, in a network namespace of its own, with
 // the seccomp filter of syscall_table.h. The destructor kills the target's
 // whole process group and reaps every traced process: no path leaves one
-// behind.
+// behind. It runs in a private working directory of its own, removed with
+// its contents at the end.
 class Tracee {
 public:
   // Forks, sets the child up and execs it; returns stopped after execve.
@@ -111,6 +112,15 @@ public:
   [[nodiscard]] Result<std::string> proc_file(const char *leaf) const;
   // /proc/PID/maps, parsed.
   [[nodiscard]] Result<std::vector<decoder::Mapping>> maps() const;
+  // Moves what the target wrote to its stdout and stderr (unless
+  // show_output) from their pipe to output(); needed now and then, or a
+  // target that writes much blocks on the full pipe.
+  void drain_output();
+  // The last few KiB of that output, drained first.
+  [[nodiscard]] const std::string &output() {
+    drain_output();
+    return output_tail_;
+  }
   // Whether the target is known to have ended (it has been reaped).
   [[nodiscard]] bool reaped() const { return reaped_; }
   // A process or thread the target created, auto-attached by ptrace: it is
@@ -128,6 +138,9 @@ private:
   bool reaped_ = false;
   std::vector<pid_t> adopted_;
   UniqueFd pidfd_;
+  std::string workdir_; // removed with everything in it at the end
+  UniqueFd output_;
+  std::string output_tail_;
   std::unique_ptr<Watchdog::Lease> lease_;
 };
 

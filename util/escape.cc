@@ -81,4 +81,17 @@ std::string encode_escapes(std::string_view bytes) {
   return out;
 }
 
+std::string last_line(std::string_view output, std::size_t max_bytes) {
+  const auto blank = [](char c) { return c == '\n' || c == '\r' || c == ' '; };
+  while (!output.empty() && blank(output.back()))
+    output.remove_suffix(1);
+  const std::size_t newline = output.rfind('\n');
+  if (newline != std::string_view::npos)
+    output.remove_prefix(newline + 1);
+  std::string line = encode_escapes(output);
+  if (line.size() > max_bytes)
+    line = line.substr(0, max_bytes) + "...";
+  return line;
+}
+
 } // namespace cmc

@@ -14,4 +14,9 @@ namespace cmc {
 // printable ASCII as is, everything else escaped.
 [[nodiscard]] std::string encode_escapes(std::string_view bytes);
 
+// The last line of a program's output that is not blank, escaped as
+// encode_escapes does, cut to at most max_bytes.
+[[nodiscard]] std::string last_line(std::string_view output,
+                                    std::size_t max_bytes = 160);
+
 } // namespace cmc

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -99,8 +100,25 @@ TEST_F(BadInput, HelpExplainsAndExitsZero) {
 }
 
 TEST_F(BadInput, TargetExitsAtStart) {
+  // Its output is captured: the line says what it last wrote.
   expect_one_line(run_cmc(check(misbehave("exit"))), 3,
-                  "exited with status 1 before it waited for a client");
+                  "exited with status 1 before it waited for a client; it "
+                  "last wrote \"misbehave: exiting at start\"");
+}
+
+// Every run starts in an empty directory of its own, removed afterwards:
+// mode cwd exits at start if an earlier run's file is in its directory.
+TEST_F(BadInput, EveryRunHasAPrivateWorkingDirectory) {
+  const std::string tmp =
+      ::testing::TempDir() + "/cmc-workdirs-" + std::to_string(getpid());
+  std::filesystem::create_directories(tmp);
+  setenv("TMPDIR", tmp.c_str(), 1);
+  const Outcome run = run_cmc(check(misbehave("cwd")));
+  unsetenv("TMPDIR");
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_FALSE(std::filesystem::exists("left-by-an-earlier-run"));
+  EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "a run's directory is left";
+  std::filesystem::remove_all(tmp);
 }
 
 // cmc may itself run under a service manager: its socket-activation and

@@ -1,14 +1,15 @@
 /* misbehave MODE PORT: a one-connection line server like demo/kv that
  * misbehaves the way MODE says, for cmc's tests of bad targets.
  *
- * Before listening:  exit (status 1), segv, fork, flood (writes to stdout
- *                    forever), hang (spins), pipe (waits for input on a
- *                    pipe, never listens).
- * On a message:      "CRASH\n" segfaults, "QUIT\n" exits 0, "SPIN\n"
- *                    loops forever; "SET x\n" sets a cell as in kv.
- * Mode pid keeps getpid() in the region (state that differs per run);
- * mode env exits 1 when it sees LISTEN_FDS or NOTIFY_SOCKET;
- * mode serve only serves.
+ * Before listening:  exit (status 1, after a line on stderr), segv, fork, flood
+ * (writes to stdout forever), hang (spins), pipe (waits for input on a pipe,
+ * never listens). On a message:      "CRASH\n" segfaults, "QUIT\n" exits 0,
+ * "SPIN\n" loops forever; "SET x\n" sets a cell as in kv. Mode pid keeps
+ * getpid() in the region (state that differs per run); mode stamp serves, and
+ * every SET also writes stamp, a byte of getpid() (1..255, never 0): a byte
+ * that differs per run, from the first SET on; mode env exits 1 when it sees
+ * LISTEN_FDS or NOTIFY_SOCKET; mode cwd leaves a file in its working directory,
+ * and exits 1 at start when an earlier run's is there; mode serve only serves.
  */
 #include <netinet/in.h>
 #include <signal.h>
@@ -20,10 +21,23 @@
 
 unsigned char cmc_state[2];
 int volatile_pid;
+unsigned char stamp;
+static int stamping;
 
 static void before_listening(const char *mode) {
-  if (strcmp(mode, "exit") == 0)
+  if (strcmp(mode, "exit") == 0) {
+    fputs("misbehave: exiting at start\n", stderr);
     exit(1);
+  }
+  if (strcmp(mode, "cwd") == 0) {
+    static const char left[] = "left-by-an-earlier-run";
+    if (access(left, F_OK) == 0)
+      exit(1);
+    FILE *file = fopen(left, "w");
+    if (file == NULL)
+      exit(1);
+    fclose(file);
+  }
   if (strcmp(mode, "segv") == 0)
     raise(SIGSEGV);
   if (strcmp(mode, "fork") == 0 && fork() == 0)
@@ -42,6 +56,7 @@ static void before_listening(const char *mode) {
   }
   if (strcmp(mode, "pid") == 0)
     volatile_pid = getpid();
+  stamping = strcmp(mode, "stamp") == 0;
   if (strcmp(mode, "env") == 0 &&
       (getenv("LISTEN_FDS") != NULL || getenv("NOTIFY_SOCKET") != NULL))
     exit(1);
@@ -55,8 +70,11 @@ static void handle(const char *line) {
   if (strcmp(line, "SPIN") == 0)
     for (volatile int spin = 0;; ++spin) {
     }
-  if (strncmp(line, "SET ", 4) == 0 && (line[4] == 'a' || line[4] == 'b'))
+  if (strncmp(line, "SET ", 4) == 0 && (line[4] == 'a' || line[4] == 'b')) {
     cmc_state[line[4] - 'a'] = 1;
+    if (stamping)
+      stamp = (unsigned char)(1 + getpid() % 255);
+  }
 }
 
 int main(int argc, char **argv) {
