@@ -21,12 +21,27 @@
 namespace cmc::app {
 namespace {
 
+// Without --region each path is its own state: the tree has no end of its
+// own, and there are no bytes for an invariant or a mask.
+void check_without_regions(const CheckOptions &options) {
+  if (!options.max_depth)
+    usage("without --region every path is its own state (no dedup): give "
+          "--max-depth, or a --region");
+  if (options.target.invariant != "none")
+    usage(fmt::format("--invariant {} needs a --region: it is a property of "
+                      "region bytes",
+                      options.target.invariant));
+  if (options.mask_volatile)
+    usage("--mask-volatile needs a --region: without one there are no bytes "
+          "to mask");
+}
+
 std::shared_ptr<const tracer::TargetSpec>
 check_spec(const CheckOptions &options) {
   if (options.target.messages.empty())
     usage("give at least one --message");
   if (options.target.regions.empty())
-    usage("give at least one --region: the state cmc reads from the target");
+    check_without_regions(options);
   if (options.target.tick.empty() && options.max_ticks)
     usage("--max-ticks needs --tick");
   return target_spec(options.target);
@@ -47,6 +62,9 @@ search::Options search_options(const CheckOptions &options,
     search.tick = spec.tick_action();
     search.max_ticks = options.max_ticks.value_or(1);
   }
+  search.once_actions = options.once ? spec.messages.size() : 0;
+  search.path_states = spec.regions.empty();
+  search.mask_volatile = options.mask_volatile;
   search.stop_requested = [] {
     return tracer::Watchdog::instance().interrupted();
   };
@@ -77,9 +95,10 @@ int check(const CheckOptions &options) {
                                       layout, search_options(options, *spec));
   if (!report)
     cannot_check(report.error().message);
-  const StepNames names{spec, spec->tick ? format_duration(*spec->tick) : "",
-                        spec->tick ? options.max_ticks.value_or(1) : 0,
-                        spec->seed};
+  StepNames names{spec, spec->tick ? format_duration(*spec->tick) : "",
+                  spec->tick ? options.max_ticks.value_or(1) : 0, spec->seed};
+  names.once = options.once;
+  names.path_states = spec->regions.empty();
   auto json = report_json(*report, names);
   json["replay"] = replay_json(options.target);
   write_json(options.json, json);
@@ -98,8 +117,12 @@ int check(const CheckOptions &options) {
 
 void add_check_options(CLI::App &check, CheckOptions &options) {
   add_target_options(check, options.target);
-  for (const char *name : {"--message", "--region"})
-    check.get_option(name)->required();
+  check.get_option("--message")->required();
+  check.get_option("--region")
+      ->description("State to read after every step (repeatable): SYMBOL, "
+                    "SYMBOL:LEN or SYMBOL+OFF:LEN, from .symtab or .dynsym. "
+                    "Without any, every path is its own state (no dedup; "
+                    "needs --max-depth)");
   check.add_option("--max-depth", options.max_depth,
                    "Explore paths of at most N steps");
   check.add_option("--max-states", options.max_states,
@@ -113,6 +136,13 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
       .add_option("--max-ticks", options.max_ticks,
                   "With --tick: at most N ticks per path (default 1)")
       ->check(CLI::PositiveNumber);
+  check.add_flag("--once", options.once,
+                 "Each message at most once per path (the messages taken "
+                 "are then part of the state)");
+  check.add_flag("--mask-volatile", options.mask_volatile,
+                 "Mask region bytes that differ between two runs of one "
+                 "path (clocks, counters, pointers), list them and search "
+                 "again; without it they stop the check (exit 3)");
 }
 
 int run_check(const CheckOptions &options) {

@@ -22,6 +22,8 @@ struct CheckOptions {
   std::string json;  // "" none, "-" stdout
   bool quiet = false;
   std::optional<std::size_t> max_ticks;
+  bool once = false;          // each message at most once per path
+  bool mask_volatile = false; // mask bytes that differ between runs
 };
 
 void add_check_options(CLI::App &check, CheckOptions &options);

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "util/escape.h"
 #include "util/fingerprint.h"
@@ -37,6 +38,18 @@ void for_each_used(const tracer::Sources &sources, Visit visit) {
          {tracer::Via::kSyscall, tracer::Via::kVdso, tracer::Via::kOther})
       if (sources.used(static_cast<tracer::Source>(row), via))
         visit(tracer::source_info(static_cast<tracer::Source>(row)), via);
+}
+
+// The settings that change what a state is: --once, the masked bytes.
+void print_state_settings(std::FILE *out, const search::Report &report,
+                          const StepNames &names) {
+  if (names.once)
+    fmt::print(out, "once: each message at most once per path\n");
+  if (!report.masked.empty())
+    fmt::print(out,
+               "masked volatile bytes: {} (they differed between two runs "
+               "of one path; the search started again {} time(s))\n",
+               fmt::join(report.masked, ", "), report.restarts);
 }
 
 } // namespace
@@ -116,6 +129,10 @@ nlohmann::json report_json(const search::Report &report,
                                   : nlohmann::json(names.tick)},
       {"max_ticks", names.max_ticks},
       {"seed", names.seed},
+      {"state", names.path_states ? "path" : "regions"},
+      {"once", names.once},
+      {"masked", report.masked},
+      {"restarts", report.restarts},
   };
   add_sources_json(json, report.sources);
   return json;
@@ -168,9 +185,17 @@ void write_json(const std::string &destination, const nlohmann::json &json) {
 
 void print_report(std::FILE *out, const search::Report &report,
                   const StepNames &names) {
-  const std::string counts = fmt::format(
-      "{} distinct states, {} dedup merges, {} transitions",
-      report.distinct_states, report.dedup_merges, report.transitions);
+  const std::string counts =
+      names.path_states
+          ? fmt::format("{} paths, {} transitions", report.distinct_states,
+                        report.transitions)
+          : fmt::format("{} distinct states, {} dedup merges, {} transitions",
+                        report.distinct_states, report.dedup_merges,
+                        report.transitions);
+  const char *tree = names.path_states
+                         ? "no --region: every path is its own state (no "
+                           "dedup); "
+                         : "";
   if (report.interrupted) {
     fmt::print(out,
                "interrupted: {} explored so far, up to depth {} (not "
@@ -184,20 +209,24 @@ void print_report(std::FILE *out, const search::Report &report,
       fmt::print(out, "  {}. {}\n", i + 1,
                  step_text(step_of(*names.spec, report.counterexample[i]),
                            names.tick));
-    fmt::print(out, "found after {}\n", counts);
+    fmt::print(out, "found after {}{}\n", counts,
+               names.path_states ? " (no --region: every path is its own "
+                                   "state, no dedup)"
+                                 : "");
   } else if (report.complete) {
-    fmt::print(out, "holds: {}; every reachable state explored (depth {})\n",
-               counts, report.max_depth);
+    fmt::print(out, "{}holds: {}; every reachable state explored (depth {})\n",
+               tree, counts, report.max_depth);
   } else {
     fmt::print(out,
-               "holds up to depth {}{}: {} (search cut by a bound, not "
+               "{}holds up to depth {}{}: {} (search cut by a bound, not "
                "complete)\n",
-               report.max_depth,
+               tree, report.max_depth,
                report.ticks_cut
                    ? fmt::format(" and {} tick(s) per path", names.max_ticks)
                    : "",
                counts);
   }
+  print_state_settings(out, report, names);
   print_sources(out, report.sources);
   fmt::print(out,
              "{:.2f} s, {:.0f} distinct states/s, {:.0f} transitions/s; "

@@ -35,6 +35,8 @@ struct StepNames {
   std::string tick; // "10s"; "" without --tick
   std::size_t max_ticks = 0;
   std::uint64_t seed = 0;
+  bool once = false;        // --once
+  bool path_states = false; // no --region: every path is its own state
 };
 
 // The JSON report of SPEC "JSON report".

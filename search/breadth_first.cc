@@ -43,9 +43,11 @@ struct Transition {
   std::vector<ActionId> path;
   std::optional<Result<tracer::Observation>> observation;
   bool beyond_ticks = false; // not run: its path takes too many ticks
+  bool taken = false;        // not run: --once, and the path took it before
 };
 
-enum class Outcome { kContinue, kViolated };
+// kRestart: new volatile bytes were masked; the search must start again.
+enum class Outcome { kContinue, kViolated, kRestart };
 
 // Prints a progress line about once a second, from the first second on.
 class ProgressMeter {
@@ -83,15 +85,23 @@ public:
 
 private:
   std::unique_ptr<tracer::Executor> make_executor();
+  Result<Outcome> search();
+  void restart();
   Result<Outcome> expand_level(std::uint32_t begin, std::uint32_t end);
   // The partial report when the user stopped the search, else error.
   Result<Report> stopped_or(const Error &error);
   void run_batch(std::vector<Transition> &batch);
   Result<Outcome> merge(const Transition &transition);
-  Result<void> check_replay(const Transition &transition,
-                            const tracer::Observation &observation);
-  Error diagnose(std::span<const ActionId> prefix);
+  Result<Outcome> check_replay(const Transition &transition,
+                               const tracer::Observation &observation);
+  Result<Outcome> diagnose(std::span<const ActionId> prefix);
+  Result<std::optional<tracer::Observation>>
+  twice_or_mask(std::span<const ActionId> prefix);
+  void add_to_mask(const std::vector<std::size_t> &offsets);
+  [[nodiscard]] Fingerprint identity(const Fingerprint &fingerprint,
+                                     std::span<const ActionId> prefix) const;
   [[nodiscard]] bool beyond_ticks(std::span<const ActionId> path) const;
+  [[nodiscard]] bool taken_before(std::span<const ActionId> path) const;
   void add_or_merge(const Fingerprint &fingerprint, const Transition &from);
 
   const ExecutorFactory &factory_;
@@ -108,6 +118,9 @@ private:
   // TBB otherwise caps every arena at the number of CPUs.
   tbb::global_control parallelism_;
   tbb::task_arena arena_;
+  // Offsets of the masked state bytes, sorted; set on every executor. Set
+  // before the executors, which read it when they are made.
+  std::vector<std::size_t> mask_;
   tbb::enumerable_thread_specific<std::unique_ptr<tracer::Executor>> executors_;
   std::unique_ptr<tracer::Executor> probe_; // initial check and diagnoses
   ProgressMeter progress_;
@@ -133,15 +146,33 @@ std::unique_ptr<tracer::Executor> Search::make_executor() {
   const std::lock_guard lock(factory_mutex_);
   std::unique_ptr<tracer::Executor> executor = factory_();
   CMC_CHECK(executor != nullptr, "executor factory returned nothing");
+  executor->set_mask(mask_);
   return executor;
 }
 
 Result<Report> Search::run() {
-  Result<tracer::Observation> initial = replay_twice(*probe_, {}, layout_);
+  while (true) {
+    Result<Outcome> outcome = search();
+    if (!outcome)
+      return stopped_or(outcome.error());
+    if (*outcome != Outcome::kRestart)
+      break;
+    restart();
+  }
+  report_.elapsed_s = seconds_since(start_);
+  return report_;
+}
+
+// One search from the initial state on, with the mask as it is.
+Result<Outcome> Search::search() {
+  Result<std::optional<tracer::Observation>> initial = twice_or_mask({});
   if (!initial)
-    return stopped_or(initial.error());
-  report_.sources.merge(initial->sources);
-  store_.add(initial->fingerprints.front(), StateStore::kNoParent, 0);
+    return initial.error();
+  if (!*initial)
+    return Outcome::kRestart;
+  report_.sources.merge((*initial)->sources);
+  store_.add(identity((*initial)->fingerprints.front(), {}),
+             StateStore::kNoParent, 0);
   report_.distinct_states = 1;
   std::uint32_t begin = 0;
   while (begin < store_.size()) {
@@ -154,15 +185,28 @@ Result<Report> Search::run() {
     CMC_LOG_DEBUG("search", "depth {}: {} states to expand", depth_,
                   end - begin);
     Result<Outcome> outcome = expand_level(begin, end);
-    if (!outcome)
-      return stopped_or(outcome.error());
-    if (*outcome == Outcome::kViolated)
-      break;
+    if (!outcome || *outcome != Outcome::kContinue)
+      return outcome;
     begin = end;
     ++depth_;
   }
-  report_.elapsed_s = seconds_since(start_);
-  return report_;
+  return Outcome::kContinue;
+}
+
+// The fingerprints recorded so far include bytes now masked, so replays
+// would no longer match them: the search starts over from the initial
+// state, and every fingerprint it records is of the masked kind. The mask
+// only grows, by at least one byte each time (a masked byte reads as zero
+// in every run, so it never differs again): there are at most as many
+// restarts as state bytes.
+void Search::restart() {
+  Report fresh;
+  fresh.sources = report_.sources;
+  fresh.masked = report_.masked;
+  fresh.restarts = report_.restarts + 1;
+  report_ = std::move(fresh);
+  store_ = StateStore();
+  depth_ = 0;
 }
 
 Result<Report> Search::stopped_or(const Error &error) {
@@ -187,7 +231,7 @@ Result<Outcome> Search::expand_level(std::uint32_t begin, std::uint32_t end) {
     run_batch(batch);
     for (const Transition &transition : batch) {
       Result<Outcome> outcome = merge(transition);
-      if (!outcome || *outcome == Outcome::kViolated)
+      if (!outcome || *outcome != Outcome::kContinue)
         return outcome;
     }
     progress_.update(report_, depth_, end - begin);
@@ -206,6 +250,10 @@ void Search::run_batch(std::vector<Transition> &batch) {
             Transition &transition = batch[i];
             transition.path = store_.path_of(transition.from);
             transition.path.push_back(transition.action);
+            if (taken_before(transition.path)) {
+              transition.taken = true;
+              continue;
+            }
             if (beyond_ticks(transition.path)) {
               transition.beyond_ticks = true;
               continue;
@@ -223,7 +271,33 @@ bool Search::beyond_ticks(std::span<const ActionId> path) const {
              path.begin(), path.end(), *options_.tick)) > options_.max_ticks;
 }
 
+bool Search::taken_before(std::span<const ActionId> path) const {
+  const ActionId action = path.back();
+  const auto before = path.first(path.size() - 1);
+  return action < options_.once_actions &&
+         std::find(before.begin(), before.end(), action) != before.end();
+}
+
+// The state the search sees after prefix, whose executor fingerprint is
+// given. Without regions the path is part of it, so no two paths merge;
+// with --once the set of messages taken is (in any order), since it decides
+// which steps are left.
+Fingerprint Search::identity(const Fingerprint &fingerprint,
+                             std::span<const ActionId> prefix) const {
+  if (!options_.path_states && options_.once_actions == 0)
+    return fingerprint;
+  std::vector<std::uint64_t> words{fingerprint.low, fingerprint.high};
+  for (const ActionId action : prefix)
+    if (options_.path_states || action < options_.once_actions)
+      words.push_back(action);
+  if (!options_.path_states)
+    std::sort(words.begin() + 2, words.end());
+  return fingerprint_of(std::as_bytes(std::span(words)));
+}
+
 Result<Outcome> Search::merge(const Transition &transition) {
+  if (transition.taken)
+    return Outcome::kContinue;
   if (transition.beyond_ticks) {
     report_.ticks_cut = true;
     report_.complete = false;
@@ -234,8 +308,9 @@ Result<Outcome> Search::merge(const Transition &transition) {
     return result.error();
   const tracer::Observation &observation = *result;
   report_.sources.merge(observation.sources);
-  if (Result<void> honest = check_replay(transition, observation); !honest)
-    return honest.error();
+  if (Result<Outcome> honest = check_replay(transition, observation);
+      !honest || *honest != Outcome::kContinue)
+    return honest;
   ++report_.transitions;
   std::optional<std::string> violation;
   if (observation.fault) {
@@ -246,10 +321,21 @@ Result<Outcome> Search::merge(const Transition &transition) {
     violation = property_.check(observation.before, observation.after);
     if (!violation)
       violation = property_.check_response(observation.response);
-    add_or_merge(observation.fingerprints.back(), transition);
+    add_or_merge(identity(observation.fingerprints.back(), transition.path),
+                 transition);
   }
   if (!violation)
     return Outcome::kContinue;
+  // The state after the step was reached once: bytes of it that are
+  // volatile but not yet masked could fake the violation.
+  if (options_.mask_volatile && !observation.fault) {
+    Result<std::optional<tracer::Observation>> again =
+        twice_or_mask(transition.path);
+    if (!again)
+      return again.error();
+    if (!*again)
+      return Outcome::kRestart;
+  }
   report_.verdict = Verdict::kViolated;
   report_.counterexample = transition.path;
   report_.violation = std::move(*violation);
@@ -258,8 +344,8 @@ Result<Outcome> Search::merge(const Transition &transition) {
 
 // Every run replays the path of a visited state; it must pass through the
 // very states recorded for that path, or the search cannot be trusted.
-Result<void> Search::check_replay(const Transition &transition,
-                                  const tracer::Observation &observation) {
+Result<Outcome> Search::check_replay(const Transition &transition,
+                                     const tracer::Observation &observation) {
   const std::span<const ActionId> path = transition.path;
   if (observation.fault) {
     const tracer::Fault &fault = *observation.fault;
@@ -276,19 +362,56 @@ Result<void> Search::check_replay(const Transition &transition,
   const std::vector<Fingerprint> recorded =
       store_.fingerprints_along(transition.from);
   for (std::size_t k = 0; k < recorded.size(); ++k)
-    if (observation.fingerprints[k] != recorded[k])
+    if (identity(observation.fingerprints[k], path.first(k)) != recorded[k])
       return diagnose(path.first(k));
-  return {};
+  return Outcome::kContinue;
 }
 
-Error Search::diagnose(std::span<const ActionId> prefix) {
-  Result<tracer::Observation> replay = replay_twice(*probe_, prefix, layout_);
+Result<Outcome> Search::diagnose(std::span<const ActionId> prefix) {
+  Result<std::optional<tracer::Observation>> replay = twice_or_mask(prefix);
   if (!replay)
     return replay.error();
+  if (!*replay)
+    return Outcome::kRestart;
   return Error{fmt::format(
       "nondeterminism: {} had another fingerprint in an earlier run, but "
       "two more runs agreed on every region byte",
       describe_state_after(prefix))};
+}
+
+// replay_twice on the probe. With mask_volatile, region bytes that differ
+// between the two runs are masked, and the result is empty: the search must
+// start again.
+Result<std::optional<tracer::Observation>>
+Search::twice_or_mask(std::span<const ActionId> prefix) {
+  std::vector<std::size_t> differing;
+  Result<tracer::Observation> replay =
+      replay_twice(*probe_, prefix, layout_, &differing);
+  if (replay)
+    return std::optional<tracer::Observation>(std::move(*replay));
+  if (differing.empty())
+    return replay.error();
+  if (!options_.mask_volatile)
+    return Error{replay.error().message +
+                 "; --mask-volatile masks such bytes and lists them"};
+  add_to_mask(differing);
+  return std::optional<tracer::Observation>();
+}
+
+void Search::add_to_mask(const std::vector<std::size_t> &offsets) {
+  for (const std::size_t offset : offsets) {
+    const auto at = std::lower_bound(mask_.begin(), mask_.end(), offset);
+    CMC_CHECK(at == mask_.end() || *at != offset, "a masked byte differed");
+    mask_.insert(at, offset);
+  }
+  report_.masked.clear();
+  for (const std::size_t offset : mask_)
+    report_.masked.push_back(name_offset(offset, layout_));
+  probe_->set_mask(mask_);
+  for (std::unique_ptr<tracer::Executor> &executor : executors_)
+    executor->set_mask(mask_);
+  CMC_LOG_INFO("search", "masked volatile bytes {}; starting again",
+               fmt::join(report_.masked, ", "));
 }
 
 void Search::add_or_merge(const Fingerprint &fingerprint,

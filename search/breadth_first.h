@@ -32,6 +32,16 @@ struct Options {
   // (the search is then not complete).
   std::optional<tracer::ActionId> tick;
   std::size_t max_ticks = 1;
+  // Actions [0, once_actions) (the messages, with --once) are taken at most
+  // once per path; which of them a path took is then part of its state.
+  std::size_t once_actions = 0;
+  // Each path is its own state (no regions to tell states apart): the
+  // search is a tree, bounded by max_depth, and nothing merges.
+  bool path_states = false;
+  // State bytes that differ between two runs of one path are masked (they
+  // read as zero for fingerprints and properties) and the search starts
+  // again, instead of failing.
+  bool mask_volatile = false;
 };
 
 enum class Verdict { kHolds, kViolated };
@@ -50,6 +60,10 @@ struct Report {
   bool ticks_cut = false; // some path stopped at max_ticks ticks
   // The sources of time and randomness the target used in any run.
   tracer::Sources sources;
+  // With mask_volatile: the masked bytes by region ("cmc_state+1"), in
+  // offset order, and how often the search started again for them.
+  std::vector<std::string> masked;
+  std::size_t restarts = 0;
 };
 
 // Makes one executor per worker thread, plus one for the calling thread's
@@ -64,7 +78,7 @@ using ExecutorFactory = std::function<std::unique_ptr<tracer::Executor>()>;
 // not depend on options.jobs.
 // Fails (exit 3) when the target cannot be observed or when replaying the
 // same path twice gives different states (nondeterminism), naming the
-// region offsets that differ.
+// region offsets that differ (unless options.mask_volatile masks them).
 [[nodiscard]] Result<Report>
 breadth_first(const ExecutorFactory &factory, std::size_t alphabet_size,
               const Property &property, const std::vector<RegionLayout> &layout,

@@ -13,14 +13,6 @@ constexpr std::size_t kMaxOffsetsNamed = 8;
 constexpr const char *kLikelyCauses =
     "(uninitialised memory or an uncontrolled clock?)";
 
-std::string name_offset(std::size_t offset,
-                        const std::vector<RegionLayout> &layout) {
-  for (const RegionLayout &region : layout)
-    if (offset >= region.offset && offset < region.offset + region.length)
-      return fmt::format("{}+{}", region.name, offset - region.offset);
-  return fmt::format("state byte {}", offset);
-}
-
 Error fault_on_replay(std::span<const tracer::ActionId> prefix,
                       const tracer::Fault &fault) {
   if (prefix.empty())
@@ -32,7 +24,25 @@ Error fault_on_replay(std::span<const tracer::ActionId> prefix,
       describe_state_after(prefix), fault.describe(), fault.step + 1)};
 }
 
+// The offsets of the bytes both strings have where they differ.
+std::vector<std::size_t> differing_offsets(std::span<const std::byte> first,
+                                           std::span<const std::byte> second) {
+  std::vector<std::size_t> offsets;
+  for (std::size_t i = 0; i < std::min(first.size(), second.size()); ++i)
+    if (first[i] != second[i])
+      offsets.push_back(i);
+  return offsets;
+}
+
 } // namespace
+
+std::string name_offset(std::size_t offset,
+                        const std::vector<RegionLayout> &layout) {
+  for (const RegionLayout &region : layout)
+    if (offset >= region.offset && offset < region.offset + region.length)
+      return fmt::format("{}+{}", region.name, offset - region.offset);
+  return fmt::format("state byte {}", offset);
+}
 
 std::string describe_state_after(std::span<const tracer::ActionId> prefix) {
   if (prefix.empty())
@@ -43,16 +53,13 @@ std::string describe_state_after(std::span<const tracer::ActionId> prefix) {
 std::string describe_differences(std::span<const std::byte> first,
                                  std::span<const std::byte> second,
                                  const std::vector<RegionLayout> &layout) {
+  const std::vector<std::size_t> differing = differing_offsets(first, second);
   std::vector<std::string> named;
-  std::size_t differing = 0;
-  for (std::size_t i = 0; i < std::min(first.size(), second.size()); ++i) {
-    if (first[i] == second[i])
-      continue;
-    if (++differing <= kMaxOffsetsNamed)
-      named.push_back(name_offset(i, layout));
-  }
-  if (differing > kMaxOffsetsNamed)
-    named.push_back(fmt::format("{} more", differing - kMaxOffsetsNamed));
+  for (std::size_t i = 0; i < std::min(differing.size(), kMaxOffsetsNamed); ++i)
+    named.push_back(name_offset(differing[i], layout));
+  if (differing.size() > kMaxOffsetsNamed)
+    named.push_back(
+        fmt::format("{} more", differing.size() - kMaxOffsetsNamed));
   if (first.size() != second.size())
     named.push_back(fmt::format("the state size ({} vs {} bytes)", first.size(),
                                 second.size()));
@@ -62,7 +69,8 @@ std::string describe_differences(std::span<const std::byte> first,
 Result<tracer::Observation>
 replay_twice(tracer::Executor &executor,
              std::span<const tracer::ActionId> prefix,
-             const std::vector<RegionLayout> &layout) {
+             const std::vector<RegionLayout> &layout,
+             std::vector<std::size_t> *differing) {
   Result<tracer::Observation> first = executor.run(prefix);
   if (!first)
     return first.error();
@@ -77,6 +85,8 @@ replay_twice(tracer::Executor &executor,
   }
   const std::string offsets =
       describe_differences(first->after, second->after, layout);
+  if (!offsets.empty() && differing != nullptr)
+    *differing = differing_offsets(first->after, second->after);
   if (!offsets.empty())
     return Error{fmt::format("nondeterminism: {} differs between two runs at "
                              "{} {}",

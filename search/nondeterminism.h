@@ -14,6 +14,10 @@ namespace cmc::search {
 [[nodiscard]] std::string
 describe_state_after(std::span<const tracer::ActionId> prefix);
 
+// The state byte at offset, named by its region: "cmc_state+1".
+[[nodiscard]] std::string name_offset(std::size_t offset,
+                                      const std::vector<RegionLayout> &layout);
+
 // The offsets where two byte strings differ, named by region:
 // "cmc_state+0, cmc_state+1". Empty when they are equal.
 [[nodiscard]] std::string
@@ -23,10 +27,13 @@ describe_differences(std::span<const std::byte> first,
 
 // Runs prefix twice on executor. Returns the first observation when both
 // runs reach the same state; otherwise an Error "nondeterminism: ..." that
-// names the differing offsets (or the executor's own Error).
+// names the differing offsets (or the executor's own Error). When region
+// bytes differ and differing is given, *differing gets their offsets (of
+// the bytes both states have); else it is left empty.
 [[nodiscard]] Result<tracer::Observation>
 replay_twice(tracer::Executor &executor,
              std::span<const tracer::ActionId> prefix,
-             const std::vector<RegionLayout> &layout);
+             const std::vector<RegionLayout> &layout,
+             std::vector<std::size_t> *differing = nullptr);
 
 } // namespace cmc::search

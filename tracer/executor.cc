@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "tracer/wait_status.h"
+#include "util/check.h"
 
 namespace cmc::tracer {
 
@@ -19,6 +20,10 @@ std::string Fault::describe() const {
            "left to wake)";
   }
   return "failed";
+}
+
+void Executor::set_mask(std::span<const std::size_t> offsets) {
+  CMC_CHECK(offsets.empty(), "this executor cannot mask state bytes");
 }
 
 std::string signal_name(int signal) {

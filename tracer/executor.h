@@ -61,6 +61,12 @@ public:
   // not be observed at all (the target does not start, a region cannot be
   // read, the user interrupted): the check cannot go on.
   virtual Result<Observation> run(std::span<const ActionId> path) = 0;
+
+  // Makes later runs ignore the state bytes at these offsets (volatile
+  // bytes: clocks, counters, pointers): they read as zero in every state,
+  // so neither the fingerprints nor Observation's bytes show them. The
+  // default accepts only an empty mask.
+  virtual void set_mask(std::span<const std::size_t> offsets);
 };
 
 } // namespace cmc::tracer

@@ -34,7 +34,7 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
     return started.error();
   TargetRun &target = *started;
   Observation seen;
-  auto state = target.read_state();
+  auto state = read_state(target);
   if (!state)
     return state.error();
   seen.fingerprints.push_back(target.fingerprint(*state));
@@ -50,7 +50,7 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
       seen.sources = target.session().environment().sources();
       return seen;
     }
-    state = target.read_state();
+    state = read_state(target);
     if (!state)
       return state.error();
     seen.fingerprints.push_back(target.fingerprint(*state));
@@ -58,6 +58,16 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
   seen.after = std::move(*state);
   seen.sources = target.session().environment().sources();
   return seen;
+}
+
+Result<std::vector<std::byte>>
+ProcessExecutor::read_state(const TargetRun &target) const {
+  auto state = target.read_state();
+  if (state)
+    for (const std::size_t offset : mask_)
+      if (offset < state->size())
+        (*state)[offset] = std::byte{0};
+  return state;
 }
 
 void pin_this_thread() {

@@ -21,9 +21,15 @@ public:
   explicit ProcessExecutor(std::shared_ptr<const TargetSpec> spec);
   [[nodiscard]] Result<Observation>
   run(std::span<const ActionId> path) override;
+  void set_mask(std::span<const std::size_t> offsets) override {
+    mask_.assign(offsets.begin(), offsets.end());
+  }
 
 private:
   [[nodiscard]] Result<Observation> replay(std::span<const ActionId> path);
+  // The region bytes now, the masked ones zeroed.
+  [[nodiscard]] Result<std::vector<std::byte>>
+  read_state(const TargetRun &target) const;
 
   std::shared_ptr<const TargetSpec> spec_;
   // Made on the first run, on the thread that uses this executor.
@@ -33,6 +39,7 @@ private:
   // against the mappings and agreed with the auxiliary vector; later runs
   // take the bias from the auxiliary vector alone (cheaper to read).
   bool located_ = false;
+  std::vector<std::size_t> mask_; // offsets read as zero
 };
 
 // Pins the calling thread to one CPU of those cmc may use, a different one

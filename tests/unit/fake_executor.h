@@ -42,7 +42,9 @@ public:
   void set_start_error(Error error) { start_error_ = std::move(error); }
 
   [[nodiscard]] search::ExecutorFactory factory();
-  Result<tracer::Observation> run(std::span<const tracer::ActionId> path);
+  // Runs path; the bytes at the offsets in mask read as zero.
+  Result<tracer::Observation> run(std::span<const tracer::ActionId> path,
+                                  std::span<const std::size_t> mask = {});
 
   [[nodiscard]] std::size_t runs() const { return runs_.load(); }
   [[nodiscard]] std::size_t executors_made() const {
@@ -72,13 +74,17 @@ public:
   run(std::span<const tracer::ActionId> path) override {
     if (busy_.exchange(true))
       system_.note_concurrent_use();
-    Result<tracer::Observation> observation = system_.run(path);
+    Result<tracer::Observation> observation = system_.run(path, mask_);
     busy_.store(false);
     return observation;
+  }
+  void set_mask(std::span<const std::size_t> offsets) override {
+    mask_.assign(offsets.begin(), offsets.end());
   }
 
 private:
   FakeSystem &system_;
+  std::vector<std::size_t> mask_;
   std::atomic<bool> busy_{false};
 };
 
@@ -90,7 +96,16 @@ inline search::ExecutorFactory FakeSystem::factory() {
 }
 
 inline Result<tracer::Observation>
-FakeSystem::run(std::span<const tracer::ActionId> path) {
+FakeSystem::run(std::span<const tracer::ActionId> path,
+                std::span<const std::size_t> mask) {
+  // The executor masks what it reads: the system's own state keeps the
+  // bytes, so the steps still see them.
+  const auto masked = [mask](Bytes state) {
+    for (const std::size_t offset : mask)
+      if (offset < state.size())
+        state[offset] = std::byte{0};
+    return state;
+  };
   const std::size_t run = runs_++;
   if (start_error_)
     return *start_error_;
@@ -98,12 +113,12 @@ FakeSystem::run(std::span<const tracer::ActionId> path) {
   if (noise_)
     noise_(run, 0, state);
   tracer::Observation observation;
-  observation.fingerprints.push_back(fingerprint_of(state));
+  observation.fingerprints.push_back(fingerprint_of(masked(state)));
   for (std::size_t i = 0; i < path.size(); ++i) {
     StepOutcome outcome = step_(state, path[i]);
     if (auto *error = std::get_if<Error>(&outcome))
       return *error;
-    observation.before = state;
+    observation.before = masked(state);
     if (auto *fault = std::get_if<tracer::Fault>(&outcome)) {
       observation.fault = *fault;
       observation.fault->step = i;
@@ -112,9 +127,9 @@ FakeSystem::run(std::span<const tracer::ActionId> path) {
     state = std::get<Bytes>(std::move(outcome));
     if (noise_)
       noise_(run, i + 1, state);
-    observation.fingerprints.push_back(fingerprint_of(state));
+    observation.fingerprints.push_back(fingerprint_of(masked(state)));
   }
-  observation.after = std::move(state);
+  observation.after = masked(std::move(state));
   return observation;
 }
 

@@ -311,7 +311,8 @@ TEST(BreadthFirst, NondeterministicInitialStateNamesOffsets) {
   EXPECT_EQ(error_of(report),
             "nondeterminism: the initial state differs between two runs at "
             "cmc_state+0, cmc_state+1, counter+1 (uninitialised memory or an "
-            "uncontrolled clock?)");
+            "uncontrolled clock?); --mask-volatile masks such bytes and lists "
+            "them");
 }
 
 // Byte 2 reads an uncontrolled clock once the first message is handled.
@@ -331,7 +332,7 @@ TEST(BreadthFirst, NondeterministicLaterStateNamesOffsets) {
     EXPECT_EQ(error_of(report),
               "nondeterminism: the state after actions [0] differs between "
               "two runs at clock+0 (uninitialised memory or an uncontrolled "
-              "clock?)");
+              "clock?); --mask-volatile masks such bytes and lists them");
   }
 }
 

@@ -1,0 +1,271 @@
+// The search's modes that change what a state is: --once (the messages
+// taken are part of it), no regions (the path is), --mask-volatile (some
+// bytes are not).
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <string>
+#include <vector>
+
+#include "fake_executor.h"
+#include "search/breadth_first.h"
+#include "search/property.h"
+
+namespace cmc::search {
+namespace {
+
+using fake::Bytes;
+using fake::FakeSystem;
+using fake::StepOutcome;
+using tracer::ActionId;
+using tracer::Fault;
+
+// kv: action a sets cell a; actions beyond the cells change nothing.
+StepOutcome set_cell(const Bytes &state, ActionId action) {
+  Bytes next = state;
+  if (action < 2)
+    next.at(action) = std::byte{1};
+  return next;
+}
+
+Bytes zeros(std::size_t n) { return Bytes(n, std::byte{0}); }
+
+Result<Report> check(FakeSystem &system, std::size_t alphabet_size,
+                     const std::vector<RegionLayout> &layout,
+                     const Options &options) {
+  const StickyProperty sticky(layout);
+  return breadth_first(system.factory(), alphabet_size, sticky, layout,
+                       options);
+}
+
+std::string error_of(const Result<Report> &result) {
+  return result.ok() ? std::string("(no error)") : result.error().message;
+}
+
+const std::vector<RegionLayout> kCells = {{"cmc_state", 0, 2}};
+// kv's two cells and two bytes of a clock the target reads uncontrolled.
+const std::vector<RegionLayout> kCellsAndClock = {{"cmc_state", 0, 2},
+                                                  {"clock", 2, 2}};
+
+Options once_over(std::size_t messages) {
+  Options options;
+  options.once_actions = messages;
+  return options;
+}
+
+// [] -> [0] and [1] new; [0] tries only 1, [1] only 0: both reach cells
+// {a, b} with messages {0, 1} taken, the second merges; that state has no
+// step left. 4 states, 1 merge, 4 transitions (8 without --once).
+TEST(Once, KvDiamond) {
+  FakeSystem kv(zeros(2), set_cell);
+  const Result<Report> report = check(kv, 2, kCells, once_over(2));
+  ASSERT_TRUE(report.ok()) << error_of(report);
+  EXPECT_EQ(report->verdict, Verdict::kHolds);
+  EXPECT_TRUE(report->complete);
+  EXPECT_EQ(report->distinct_states, 4U);
+  EXPECT_EQ(report->dedup_merges, 1U);
+  EXPECT_EQ(report->transitions, 4U);
+  EXPECT_EQ(report->max_depth, 2U);
+  EXPECT_EQ(kv.runs(), 2U + 4U);
+}
+
+// Messages 0 and 1 both set the cell; message 0 crashes the target when
+// it is set already. [0] and [1] have equal bytes but differ in what is
+// left to send: [1] may still send 0 and crash. Merging them by their
+// bytes would hide the crash (a false pass): the messages taken are part
+// of the state.
+TEST(Once, MessagesTakenArePartOfTheState) {
+  const auto step = [](const Bytes &state, ActionId action) -> StepOutcome {
+    if (action == 0 && state[0] == std::byte{1})
+      return Fault{Fault::Kind::kSignal, SIGSEGV, 0};
+    Bytes next = state;
+    next[0] = std::byte{1};
+    return next;
+  };
+  FakeSystem system(zeros(1), step);
+  const Result<Report> report =
+      check(system, 2, {{"cell", 0, 1}}, once_over(2));
+  ASSERT_TRUE(report.ok()) << error_of(report);
+  EXPECT_EQ(report->verdict, Verdict::kViolated);
+  EXPECT_EQ(report->counterexample, (std::vector<ActionId>{1, 0}));
+  // [], [0], [1] and [0, 1]; [1, 0] crashes.
+  EXPECT_EQ(report->distinct_states, 4U);
+  EXPECT_EQ(report->dedup_merges, 0U);
+  EXPECT_EQ(report->transitions, 4U);
+}
+
+// Action 2 is no message (a disconnect, a tick): --once leaves it usable
+// on every path. Each of the 4 states tries it and merges into itself.
+TEST(Once, OtherStepsStayUsable) {
+  FakeSystem kv(zeros(2), set_cell);
+  const Result<Report> report = check(kv, 3, kCells, once_over(2));
+  ASSERT_TRUE(report.ok()) << error_of(report);
+  EXPECT_TRUE(report->complete);
+  EXPECT_EQ(report->distinct_states, 4U);
+  // [] 3, [0] 2, [1] 2, [0, 1] 1; 3 of them new.
+  EXPECT_EQ(report->transitions, 8U);
+  EXPECT_EQ(report->dedup_merges, 5U);
+}
+
+// Without regions every state has the same (empty) bytes; each path is
+// its own state all the same: 1 + 2 + 4 + 8 paths, 14 transitions.
+TEST(PathStates, EveryPathIsItsOwnState) {
+  const auto step = [](const Bytes &, ActionId) -> StepOutcome {
+    return Bytes{};
+  };
+  FakeSystem system(Bytes{}, step);
+  Options options;
+  options.path_states = true;
+  options.max_depth = 3;
+  const NoProperty none;
+  const Result<Report> report =
+      breadth_first(system.factory(), 2, none, {}, options);
+  ASSERT_TRUE(report.ok()) << error_of(report);
+  EXPECT_EQ(report->verdict, Verdict::kHolds);
+  EXPECT_FALSE(report->complete);
+  EXPECT_EQ(report->distinct_states, 15U);
+  EXPECT_EQ(report->dedup_merges, 0U);
+  EXPECT_EQ(report->transitions, 14U);
+  EXPECT_EQ(report->max_depth, 3U);
+}
+
+// With --once the tree ends by itself: [], [0], [1], [0, 1], [1, 0].
+TEST(PathStates, WithOnceTheTreeEnds) {
+  FakeSystem kv(zeros(2), set_cell);
+  Options options = once_over(2);
+  options.path_states = true;
+  options.max_depth = 5;
+  const Result<Report> report = check(kv, 2, kCells, options);
+  ASSERT_TRUE(report.ok()) << error_of(report);
+  EXPECT_TRUE(report->complete);
+  EXPECT_EQ(report->distinct_states, 5U);
+  EXPECT_EQ(report->dedup_merges, 0U);
+  EXPECT_EQ(report->transitions, 4U);
+}
+
+// Every replay still re-reaches the states of its path: a state that
+// differs between runs is nondeterminism in this mode too.
+TEST(PathStates, NondeterminismIsStillFound) {
+  FakeSystem kv(zeros(4), set_cell);
+  kv.set_noise([](std::size_t run, std::size_t depth, Bytes &state) {
+    if (depth >= 1)
+      state[2] = static_cast<std::byte>(run);
+  });
+  Options options;
+  options.path_states = true;
+  options.max_depth = 3;
+  EXPECT_EQ(error_of(check(kv, 2, kCellsAndClock, options)),
+            "nondeterminism: the state after actions [0] differs between two "
+            "runs at clock+0 (uninitialised memory or an uncontrolled "
+            "clock?); --mask-volatile masks such bytes and lists them");
+}
+
+Options masking(unsigned jobs = 1) {
+  Options options;
+  options.mask_volatile = true;
+  options.jobs = jobs;
+  return options;
+}
+
+void expect_kv_diamond(const Report &report) {
+  EXPECT_EQ(report.verdict, Verdict::kHolds);
+  EXPECT_TRUE(report.complete);
+  EXPECT_EQ(report.distinct_states, 4U);
+  EXPECT_EQ(report.dedup_merges, 5U);
+  EXPECT_EQ(report.transitions, 8U);
+}
+
+TEST(MaskVolatile, InitialStateBytesAreMasked) {
+  FakeSystem kv(zeros(4), set_cell);
+  kv.set_noise([](std::size_t run, std::size_t, Bytes &state) {
+    state[3] = static_cast<std::byte>(run);
+  });
+  const Result<Report> report = check(kv, 2, kCellsAndClock, masking());
+  ASSERT_TRUE(report.ok()) << error_of(report);
+  expect_kv_diamond(*report);
+  EXPECT_EQ(report->masked, (std::vector<std::string>{"clock+1"}));
+  EXPECT_EQ(report->restarts, 1U);
+  // 2 runs find the byte, 2 more agree on the masked initial state, then
+  // one per transition.
+  EXPECT_EQ(kv.runs(), 2U + 2U + 8U);
+}
+
+// The clock is written at the first message: [0] and [1] are recorded
+// with it, and the first replay of [0] at depth 2 shows it.
+TEST(MaskVolatile, LaterBytesRestartTheSearch) {
+  const auto clock = [](std::size_t run, std::size_t depth, Bytes &state) {
+    if (depth >= 1)
+      state[2] = static_cast<std::byte>(run);
+  };
+  std::vector<Report> reports;
+  for (const unsigned jobs : {1U, 8U}) {
+    FakeSystem kv(zeros(4), set_cell);
+    kv.set_noise(clock);
+    const Result<Report> report = check(kv, 2, kCellsAndClock, masking(jobs));
+    ASSERT_TRUE(report.ok()) << error_of(report);
+    expect_kv_diamond(*report);
+    EXPECT_EQ(report->masked, (std::vector<std::string>{"clock+0"}));
+    EXPECT_EQ(report->restarts, 1U);
+    if (jobs == 1) {
+      // [] twice, [0] and [1], the 4 of depth 2, [0] twice to name the
+      // byte; then the search again: [] twice and 8 transitions.
+      EXPECT_EQ(kv.runs(), 2U + 2U + 4U + 2U + 2U + 8U);
+    }
+  }
+}
+
+// A second clock byte shows only from depth 2 on: two restarts.
+TEST(MaskVolatile, EachNewByteRestartsAgain) {
+  FakeSystem kv(zeros(4), set_cell);
+  kv.set_noise([](std::size_t run, std::size_t depth, Bytes &state) {
+    if (depth >= 1)
+      state[2] = static_cast<std::byte>(run);
+    if (depth >= 2)
+      state[3] = static_cast<std::byte>(run);
+  });
+  const Result<Report> report = check(kv, 2, kCellsAndClock, masking(2));
+  ASSERT_TRUE(report.ok()) << error_of(report);
+  expect_kv_diamond(*report);
+  EXPECT_EQ(report->masked, (std::vector<std::string>{"clock+0", "clock+1"}));
+  EXPECT_EQ(report->restarts, 2U);
+}
+
+// The clock byte is 1 after one step, and after two it is 0 in even runs:
+// the first run of [0, 0] breaks sticky on it. Only the volatile byte
+// shows that "violation", so with the mask it is none.
+TEST(MaskVolatile, AViolationOnlyVolatileBytesShowIsNone) {
+  const auto clock = [](std::size_t run, std::size_t depth, Bytes &state) {
+    if (depth == 1)
+      state[2] = std::byte{1};
+    if (depth == 2)
+      state[2] = static_cast<std::byte>(run % 2);
+  };
+  FakeSystem masked(zeros(4), set_cell);
+  masked.set_noise(clock);
+  const Result<Report> report = check(masked, 2, kCellsAndClock, masking());
+  ASSERT_TRUE(report.ok()) << error_of(report);
+  expect_kv_diamond(*report);
+  EXPECT_EQ(report->masked, (std::vector<std::string>{"clock+0"}));
+
+  FakeSystem unmasked(zeros(4), set_cell);
+  unmasked.set_noise(clock);
+  const Result<Report> plain = check(unmasked, 2, kCellsAndClock, Options{});
+  ASSERT_TRUE(plain.ok()) << error_of(plain);
+  EXPECT_EQ(plain->violation, "sticky: byte 0 of clock went 01 -> 00");
+}
+
+// Without the option nothing is masked: the check stops naming the byte.
+TEST(MaskVolatile, WithoutTheOptionTheCheckStops) {
+  FakeSystem kv(zeros(4), set_cell);
+  kv.set_noise([](std::size_t run, std::size_t, Bytes &state) {
+    state[3] = static_cast<std::byte>(run);
+  });
+  EXPECT_EQ(error_of(check(kv, 2, kCellsAndClock, Options{})),
+            "nondeterminism: the initial state differs between two runs at "
+            "clock+1 (uninitialised memory or an uncontrolled clock?); "
+            "--mask-volatile masks such bytes and lists them");
+}
+
+} // namespace
+} // namespace cmc::search
