@@ -10,6 +10,9 @@ packages=(
   libunwind-dev libxxhash-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libedit-dev
   tmux # the interactive test of cmc explore
+  # Real servers cmc checks unmodified, as Debian ships them (their tests,
+  # the README's walkthroughs and the benchmarks).
+  beanstalkd redis-server
 )
 missing=()
 for package in "${packages[@]}"; do
