@@ -180,14 +180,19 @@ std::vector<char *> target_environment() {
 constexpr int kOutputPipeSize = 1 << 20;
 constexpr std::size_t kOutputKept = 4096;
 
+// Under $TMPDIR if set, else in memory (/dev/shm) where there is one: a
+// directory made and removed on a journaling file system costs about as
+// much as the rest of a spawn (150 us on ext4, 5 us on tmpfs).
 Result<std::string> make_workdir() {
   const char *tmp = std::getenv("TMPDIR");
-  std::string path = fmt::format("{}/cmc-run-XXXXXX",
-                                 tmp != nullptr && *tmp != '\0' ? tmp : "/tmp");
+  std::string base = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  if ((tmp == nullptr || *tmp == '\0') && access("/dev/shm", W_OK) == 0)
+    base = "/dev/shm";
+  std::string path = base + "/cmc-run-XXXXXX";
   if (mkdtemp(path.data()) == nullptr)
     return Error{fmt::format("cannot create a working directory for the "
                              "target in {}: {}",
-                             path, std::strerror(errno))};
+                             base, std::strerror(errno))};
   return path;
 }
 
