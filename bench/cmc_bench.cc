@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "bench/untraced_server.h"
 #include "decoder/elf_file.h"
 #include "decoder/region.h"
 #include "search/breadth_first.h"
@@ -162,22 +163,8 @@ void BM_MessageRoundTrip(benchmark::State &state) {
   if (posix_spawn(&pid, kv.c_str(), nullptr, nullptr, argv.data(), environ) !=
       0)
     return state.SkipWithError("cannot start kv");
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<std::uint16_t>(std::stoi(port)));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  cmc::UniqueFd sock;
-  // kv starts listening soon after it starts; try until it does.
-  const auto give_up =
-      std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (std::chrono::steady_clock::now() < give_up) {
-    sock.reset(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (connect(sock.get(), reinterpret_cast<sockaddr *>(&address),
-                sizeof address) == 0)
-      break;
-    sock.reset();
-    std::this_thread::yield();
-  }
+  const cmc::UniqueFd sock = cmc::bench::connect_when_listening(
+      static_cast<std::uint16_t>(std::stoi(port)));
   std::array<char, 16> reply{};
   for (auto _ : state) {
     if (!sock.valid() || send(sock.get(), "SET a\n", 6, 0) != 6 ||

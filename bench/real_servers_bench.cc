@@ -5,20 +5,18 @@
 
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
-#include <chrono>
 #include <csignal>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "bench/untraced_server.h"
 #include "decoder/elf_file.h"
 #include "decoder/region.h"
 #include "tracer/process_executor.h"
@@ -70,22 +68,8 @@ bool bare_run(const Server &server, int port) {
   posix_spawn_file_actions_destroy(&actions);
   if (!started)
     return false;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  cmc::UniqueFd sock;
-  // The server listens soon after it starts; try until it does.
-  const auto give_up =
-      std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (std::chrono::steady_clock::now() < give_up) {
-    sock.reset(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (connect(sock.get(), reinterpret_cast<sockaddr *>(&address),
-                sizeof address) == 0)
-      break;
-    sock.reset();
-    std::this_thread::yield();
-  }
+  const cmc::UniqueFd sock =
+      cmc::bench::connect_when_listening(static_cast<std::uint16_t>(port));
   std::array<char, 64> reply{};
   const auto length = static_cast<ssize_t>(server.message.size());
   const bool answered = sock.valid() &&
