@@ -94,7 +94,10 @@ private:
   Result<Outcome> merge(const Transition &transition);
   Result<Outcome> check_replay(const Transition &transition,
                                const tracer::Observation &observation);
-  Result<Outcome> diagnose(std::span<const ActionId> prefix);
+  // Why the state after prefix had another fingerprint in a run whose
+  // bytes of it are seen (empty: not known).
+  Result<Outcome> diagnose(std::span<const ActionId> prefix,
+                           std::span<const std::byte> seen);
   Result<std::optional<tracer::Observation>>
   twice_or_mask(std::span<const ActionId> prefix);
   void add_to_mask(const std::vector<std::size_t> &offsets);
@@ -147,6 +150,8 @@ std::unique_ptr<tracer::Executor> Search::make_executor() {
   std::unique_ptr<tracer::Executor> executor = factory_();
   CMC_CHECK(executor != nullptr, "executor factory returned nothing");
   executor->set_mask(mask_);
+  if (options_.mask_volatile)
+    executor->keep_states();
   return executor;
 }
 
@@ -361,18 +366,44 @@ Result<Outcome> Search::check_replay(const Transition &transition,
             "executor returned one fingerprint per state");
   const std::vector<Fingerprint> recorded =
       store_.fingerprints_along(transition.from);
-  for (std::size_t k = 0; k < recorded.size(); ++k)
-    if (identity(observation.fingerprints[k], path.first(k)) != recorded[k])
-      return diagnose(path.first(k));
+  for (std::size_t k = 0; k < recorded.size(); ++k) {
+    if (identity(observation.fingerprints[k], path.first(k)) == recorded[k])
+      continue;
+    // The run's own bytes of that state, where the observation has them.
+    std::span<const std::byte> seen;
+    if (k < observation.states.size())
+      seen = observation.states[k];
+    else if (k + 1 == path.size())
+      seen = observation.before;
+    else if (k == path.size() && !observation.fault)
+      seen = observation.after;
+    return diagnose(path.first(k), seen);
+  }
   return Outcome::kContinue;
 }
 
-Result<Outcome> Search::diagnose(std::span<const ActionId> prefix) {
+Result<Outcome> Search::diagnose(std::span<const ActionId> prefix,
+                                 std::span<const std::byte> seen) {
   Result<std::optional<tracer::Observation>> replay = twice_or_mask(prefix);
   if (!replay)
     return replay.error();
   if (!*replay)
     return Outcome::kRestart;
+  // Two more runs may agree on bytes that still differ from the run that
+  // showed the mismatch (a pid's high byte changes only now and then).
+  const std::vector<std::byte> &again = (*replay)->after;
+  if (!seen.empty() && seen.size() == again.size() &&
+      !std::equal(seen.begin(), seen.end(), again.begin())) {
+    if (options_.mask_volatile) {
+      add_to_mask(differing_offsets(seen, again));
+      return Outcome::kRestart;
+    }
+    return Error{fmt::format("nondeterminism: {} differs between two runs at "
+                             "{}; --mask-volatile masks such bytes and lists "
+                             "them",
+                             describe_state_after(prefix),
+                             describe_differences(seen, again, layout_))};
+  }
   return Error{fmt::format(
       "nondeterminism: {} had another fingerprint in an earlier run, but "
       "two more runs agreed on every region byte",

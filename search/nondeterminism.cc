@@ -24,16 +24,6 @@ Error fault_on_replay(std::span<const tracer::ActionId> prefix,
       describe_state_after(prefix), fault.describe(), fault.step + 1)};
 }
 
-// The offsets of the bytes both strings have where they differ.
-std::vector<std::size_t> differing_offsets(std::span<const std::byte> first,
-                                           std::span<const std::byte> second) {
-  std::vector<std::size_t> offsets;
-  for (std::size_t i = 0; i < std::min(first.size(), second.size()); ++i)
-    if (first[i] != second[i])
-      offsets.push_back(i);
-  return offsets;
-}
-
 } // namespace
 
 std::string name_offset(std::size_t offset,
@@ -42,6 +32,15 @@ std::string name_offset(std::size_t offset,
     if (offset >= region.offset && offset < region.offset + region.length)
       return fmt::format("{}+{}", region.name, offset - region.offset);
   return fmt::format("state byte {}", offset);
+}
+
+std::vector<std::size_t> differing_offsets(std::span<const std::byte> first,
+                                           std::span<const std::byte> second) {
+  std::vector<std::size_t> offsets;
+  for (std::size_t i = 0; i < std::min(first.size(), second.size()); ++i)
+    if (first[i] != second[i])
+      offsets.push_back(i);
+  return offsets;
 }
 
 std::string describe_state_after(std::span<const tracer::ActionId> prefix) {

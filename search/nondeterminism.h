@@ -25,6 +25,11 @@ describe_differences(std::span<const std::byte> first,
                      std::span<const std::byte> second,
                      const std::vector<RegionLayout> &layout);
 
+// The offsets of the bytes both strings have where they differ.
+[[nodiscard]] std::vector<std::size_t>
+differing_offsets(std::span<const std::byte> first,
+                  std::span<const std::byte> second);
+
 // Runs prefix twice on executor. Returns the first observation when both
 // runs reach the same state; otherwise an Error "nondeterminism: ..." that
 // names the differing offsets (or the executor's own Error). When region

@@ -40,6 +40,9 @@ struct Observation {
   std::optional<Fault> fault;
   // Bytes the target sent back during the last step.
   std::string response;
+  // The bytes of every state, [0] the initial one, when the executor was
+  // asked to keep them (keep_states); else empty.
+  std::vector<std::vector<std::byte>> states;
   // The sources of time and randomness the target used in this run.
   Sources sources;
 };
@@ -67,6 +70,9 @@ public:
   // so neither the fingerprints nor Observation's bytes show them. The
   // default accepts only an empty mask.
   virtual void set_mask(std::span<const std::size_t> offsets);
+  // Asks later runs to fill Observation::states, so that a state whose
+  // fingerprint changed can be told apart byte by byte. Optional.
+  virtual void keep_states() {}
 };
 
 } // namespace cmc::tracer

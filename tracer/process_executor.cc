@@ -38,6 +38,8 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
   if (!state)
     return state.error();
   seen.fingerprints.push_back(target.fingerprint(*state));
+  if (keep_states_)
+    seen.states.push_back(*state);
   for (std::size_t step = 0; step < path.size(); ++step) {
     seen.before = std::move(*state);
     auto fault = target.step(path[step]);
@@ -54,6 +56,8 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
     if (!state)
       return state.error();
     seen.fingerprints.push_back(target.fingerprint(*state));
+    if (keep_states_)
+      seen.states.push_back(*state);
   }
   seen.after = std::move(*state);
   seen.sources = target.session().environment().sources();

@@ -21,6 +21,7 @@ public:
   explicit ProcessExecutor(std::shared_ptr<const TargetSpec> spec);
   [[nodiscard]] Result<Observation>
   run(std::span<const ActionId> path) override;
+  void keep_states() override { keep_states_ = true; }
   void set_mask(std::span<const std::size_t> offsets) override {
     mask_.assign(offsets.begin(), offsets.end());
   }
@@ -40,6 +41,7 @@ private:
   // take the bias from the auxiliary vector alone (cheaper to read).
   bool located_ = false;
   std::vector<std::size_t> mask_; // offsets read as zero
+  bool keep_states_ = false;
 };
 
 // Pins the calling thread to one CPU of those cmc may use, a different one
