@@ -203,8 +203,9 @@ void print_report(std::FILE *out, const search::Report &report,
                counts, report.max_depth);
   } else if (report.verdict == search::Verdict::kViolated) {
     fmt::print(out, "violated: {}\n", report.violation);
-    fmt::print(out, "shortest counterexample ({} steps):\n",
-               report.counterexample.size());
+    fmt::print(out, "shortest counterexample ({} step{}):\n",
+               report.counterexample.size(),
+               report.counterexample.size() == 1 ? "" : "s");
     for (std::size_t i = 0; i < report.counterexample.size(); ++i)
       fmt::print(out, "  {}. {}\n", i + 1,
                  step_text(step_of(*names.spec, report.counterexample[i]),
