@@ -11,6 +11,7 @@
 #include "fake_executor.h"
 #include "search/breadth_first.h"
 #include "search/property.h"
+#include "sticky_kv.h"
 
 namespace cmc::search {
 namespace {
@@ -18,30 +19,12 @@ namespace {
 using fake::Bytes;
 using fake::FakeSystem;
 using fake::StepOutcome;
+using kv::check;
+using kv::error_of;
+using kv::set_cell;
+using kv::zeros;
 using tracer::ActionId;
 using tracer::Fault;
-
-// kv: action a sets cell a; actions beyond the cells change nothing.
-StepOutcome set_cell(const Bytes &state, ActionId action) {
-  Bytes next = state;
-  if (action < 2)
-    next.at(action) = std::byte{1};
-  return next;
-}
-
-Bytes zeros(std::size_t n) { return Bytes(n, std::byte{0}); }
-
-Result<Report> check(FakeSystem &system, std::size_t alphabet_size,
-                     const std::vector<RegionLayout> &layout,
-                     const Options &options) {
-  const StickyProperty sticky(layout);
-  return breadth_first(system.factory(), alphabet_size, sticky, layout,
-                       options);
-}
-
-std::string error_of(const Result<Report> &result) {
-  return result.ok() ? std::string("(no error)") : result.error().message;
-}
 
 const std::vector<RegionLayout> kCells = {{"cmc_state", 0, 2}};
 // kv's two cells and two bytes of a clock the target reads uncontrolled.

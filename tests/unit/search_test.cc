@@ -9,6 +9,7 @@
 #include "search/breadth_first.h"
 #include "search/nondeterminism.h"
 #include "search/property.h"
+#include "sticky_kv.h"
 
 namespace cmc::search {
 namespace {
@@ -16,15 +17,12 @@ namespace {
 using fake::Bytes;
 using fake::FakeSystem;
 using fake::StepOutcome;
+using kv::check;
+using kv::error_of;
+using kv::set_cell;
+using kv::zeros;
 using tracer::ActionId;
 using tracer::Fault;
-
-// The seed's kv: n one-byte cells, action a ("SET a") sets cell a.
-StepOutcome set_cell(const Bytes &state, ActionId action) {
-  Bytes next = state;
-  next.at(action) = std::byte{1};
-  return next;
-}
 
 // kv built -DBUG: SET a (action 0) also clears cell 1.
 StepOutcome set_cell_buggy(const Bytes &state, ActionId action) {
@@ -34,22 +32,8 @@ StepOutcome set_cell_buggy(const Bytes &state, ActionId action) {
   return next;
 }
 
-Bytes zeros(std::size_t n) { return Bytes(n, std::byte{0}); }
-
 std::vector<RegionLayout> cells_layout(std::size_t n) {
   return {RegionLayout{"cmc_state", 0, n}};
-}
-
-Result<Report> check(FakeSystem &system, std::size_t alphabet_size,
-                     const std::vector<RegionLayout> &layout,
-                     const Options &options = {}) {
-  const StickyProperty sticky(layout);
-  return breadth_first(system.factory(), alphabet_size, sticky, layout,
-                       options);
-}
-
-std::string error_of(const Result<Report> &result) {
-  return result.ok() ? std::string("(no error)") : result.error().message;
 }
 
 void expect_same_report(const Report &a, const Report &b) {

@@ -1,0 +1,38 @@
+#pragma once
+
+// What the search's unit tests share: the seed's kv as a fake system, and
+// a sticky check of it.
+
+#include <string>
+#include <vector>
+
+#include "fake_executor.h"
+#include "search/breadth_first.h"
+#include "search/property.h"
+
+namespace cmc::search::kv {
+
+// Action a ("SET a") sets cell a; actions beyond the cells change nothing.
+inline fake::StepOutcome set_cell(const fake::Bytes &state,
+                                  tracer::ActionId action) {
+  fake::Bytes next = state;
+  if (action < next.size())
+    next[action] = std::byte{1};
+  return next;
+}
+
+inline fake::Bytes zeros(std::size_t n) { return fake::Bytes(n, std::byte{0}); }
+
+inline Result<Report> check(fake::FakeSystem &system, std::size_t alphabet_size,
+                            const std::vector<RegionLayout> &layout,
+                            const Options &options = {}) {
+  const StickyProperty sticky(layout);
+  return breadth_first(system.factory(), alphabet_size, sticky, layout,
+                       options);
+}
+
+inline std::string error_of(const Result<Report> &result) {
+  return result.ok() ? std::string("(no error)") : result.error().message;
+}
+
+} // namespace cmc::search::kv
