@@ -86,7 +86,7 @@ void print_replay(std::FILE *out, const CheckOptions &options,
 int check(const CheckOptions &options) {
   const auto spec = check_spec(options);
   const auto layout = layout_of(spec->regions);
-  const auto property = make_check_property(options.target, layout);
+  const auto property = make_check_property(options.target, spec, layout);
   const search::ExecutorFactory factory = [spec] {
     tracer::pin_this_thread();
     return std::make_unique<tracer::ProcessExecutor>(spec);

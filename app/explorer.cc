@@ -244,7 +244,7 @@ void Explorer::take(const Step &step, bool quiet) {
     for (auto &call : calls)
       call.backtrace.clear();
     print_calls(calls, "  ");
-    fmt::print("  response: \"{}\"\n", encode_escapes(run_->drain()));
+    print_responses(*spec_, run_->drain());
   }
   if (*fault) {
     fmt::print("the target {}; 'back' or 'reset' starts it again\n",

@@ -62,6 +62,9 @@ void merge_target(TargetOptions &target, const nlohmann::json &replay) {
     target.seed = replay.value("seed", std::uint64_t{0});
   if (target.forbid_response.empty())
     target.forbid_response = replay.value("forbid_response", "");
+  if (target.properties.empty())
+    target.properties =
+        replay.value("properties", std::vector<std::string>{});
   if (!target.port && replay.contains("port") && replay["port"].is_number())
     target.port = replay["port"].get<std::uint16_t>();
   target.aslr = target.aslr || replay.value("aslr", false);
@@ -205,6 +208,7 @@ nlohmann::json replay_json(const TargetOptions &options) {
           {"regions", options.regions},
           {"invariant", options.invariant},
           {"forbid_response", options.forbid_response},
+          {"properties", options.properties},
           {"seed", options.seed},
           {"port", options.port ? nlohmann::json(*options.port) : nullptr},
           {"aslr", options.aslr}};
@@ -221,6 +225,8 @@ std::string replay_command_line(const TargetOptions &options,
     line += " --invariant " + options.invariant;
   if (!options.forbid_response.empty())
     line += " --forbid-response " + shell_quote(options.forbid_response);
+  for (const std::string &property : options.properties)
+    line += " --property " + shell_quote(property);
   if (!options.tick.empty())
     line += " --tick " + options.tick;
   if (options.seed != 0)
@@ -250,7 +256,7 @@ int run_replay(const ReplayOptions &options) {
   auto spec = target_spec(plan.target);
   const auto actions = actions_of(plan.steps, *spec);
   const auto layout = layout_of(spec->regions);
-  const auto property = make_check_property(plan.target, layout);
+  const auto property = make_check_property(plan.target, spec, layout);
   auto netns = tracer::NetworkNamespace::create();
   if (!netns)
     cannot_check(netns.error().message);
@@ -269,20 +275,25 @@ int run_replay(const ReplayOptions &options) {
     print_calls(startup, "  ");
   std::string violation;
   std::size_t failed_step = 0;
+  // Every state and what every client received, for properties over the
+  // whole path.
+  std::vector<std::vector<std::byte>> states;
+  std::vector<std::vector<std::string>> received;
+  if (auto initial = run->read_state())
+    states.push_back(std::move(*initial));
+  else
+    cannot_check(initial.error().message);
   for (std::size_t i = 0; i < actions.size() && violation.empty(); ++i) {
     fmt::print("step {}: {}\n", i + 1,
                step_text(plan.steps[i], plan.target.tick));
-    auto before = run->read_state();
-    if (!before)
-      cannot_check(before.error().message);
     auto fault = run->step(actions[i]);
     if (!fault)
       cannot_check(fault.error().message);
     print_calls(trace.take(), "  ");
     if (const auto waiting = trace.pending(run->tracee()); waiting && !*fault)
       fmt::print("  waiting in: {}\n", waiting->text);
-    const std::string response = run->drain();
-    fmt::print("  response: \"{}\"\n", encode_escapes(response));
+    received.push_back(run->drain());
+    print_responses(*spec, received.back());
     failed_step = i + 1;
     if (*fault) {
       violation =
@@ -292,9 +303,15 @@ int run_replay(const ReplayOptions &options) {
     auto after = run->read_state();
     if (!after)
       cannot_check(after.error().message);
-    print_changes(layout, *before, *after);
-    violation = property->check(*before, *after)
-                    .value_or(property->check_response(response).value_or(""));
+    print_changes(layout, states.back(), *after);
+    states.push_back(std::move(*after));
+    const std::span<const tracer::ActionId> path(actions.data(), i + 1);
+    violation = property->check(states[i], states[i + 1])
+                    .value_or(property->check_response(received.back())
+                                  .value_or(""));
+    if (violation.empty() && property->needs_path())
+      violation =
+          property->check_path({path, states, received}).value_or("");
   }
   if (!violation.empty()) {
     fmt::print("violated: {} (at step {} of {})\n", violation, failed_step,

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "util/escape.h"
+
 namespace cmc::app {
 
 void print_calls(const std::vector<tracer::TracedCall> &calls,
@@ -33,6 +35,21 @@ void print_changes(const std::vector<search::RegionLayout> &layout,
     }
   if (!any)
     fmt::print("  changed: nothing in the regions\n");
+}
+
+void print_responses(const tracer::TargetSpec &spec,
+                     const std::vector<std::string> &received) {
+  bool any = false;
+  for (std::size_t client = 0; client < received.size(); ++client) {
+    if (spec.clients.empty() || received[client].empty())
+      continue;
+    fmt::print("  response to {}: \"{}\"\n", spec.clients.at(client),
+               encode_escapes(received[client]));
+    any = true;
+  }
+  if (!any)
+    fmt::print("  response: \"{}\"\n",
+               encode_escapes(received.empty() ? "" : received.front()));
 }
 
 } // namespace cmc::app

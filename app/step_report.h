@@ -1,10 +1,12 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <vector>
 
 #include "search/property.h"
 #include "tracer/syscall_trace.h"
+#include "tracer/target_run.h"
 
 namespace cmc::app {
 
@@ -18,5 +20,10 @@ void print_calls(const std::vector<tracer::TracedCall> &calls,
 void print_changes(const std::vector<search::RegionLayout> &layout,
                    std::span<const std::byte> before,
                    std::span<const std::byte> after);
+
+// '  response: "OK\n"', or with several clients a line per client that
+// received anything: '  response to A: "OK\n"'.
+void print_responses(const tracer::TargetSpec &spec,
+                     const std::vector<std::string> &received);
 
 } // namespace cmc::app

@@ -4,10 +4,12 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <string_view>
 
 #include <fmt/format.h>
 
+#include "app/property_plugin.h"
 #include "decoder/elf_file.h"
 #include "util/duration.h"
 #include "util/escape.h"
@@ -58,6 +60,14 @@ void add_target_options(CLI::App &command, TargetOptions &options) {
   command.add_option("--forbid-response", options.forbid_response,
                      "A violation for any reply of the target that matches "
                      "REGEX (ECMAScript, anywhere in the bytes of a step)");
+  command
+      .add_option("--property", options.properties,
+                  "A property plugin (repeatable): a shared object built "
+                  "against cmc/property.h, called with the whole path of "
+                  "every new transition (see README, 'Property plugins')")
+      ->transform([](const std::string &path) {
+        return std::filesystem::absolute(path).string();
+      });
   command.add_flag("--aslr", options.aslr,
                    "Leave the target's address-space randomisation on");
   command.add_option("--port", options.port,
@@ -132,19 +142,26 @@ std::shared_ptr<tracer::TargetSpec> target_spec(const TargetOptions &options) {
 
 std::unique_ptr<search::Property>
 make_check_property(const TargetOptions &options,
+                    std::shared_ptr<const tracer::TargetSpec> spec,
                     const std::vector<search::RegionLayout> &layout) {
-  auto property = search::make_property(options.invariant, layout);
-  if (!property)
+  std::vector<std::unique_ptr<search::Property>> parts;
+  parts.push_back(search::make_property(options.invariant, layout));
+  if (!parts.back())
     usage("unknown --invariant " + options.invariant);
-  if (options.forbid_response.empty())
-    return property;
-  try {
-    return std::make_unique<search::ForbiddenResponse>(std::move(property),
-                                                       options.forbid_response);
-  } catch (const std::regex_error &error) {
-    usage(fmt::format("bad --forbid-response '{}': {}", options.forbid_response,
-                      error.what()));
+  if (!options.forbid_response.empty()) {
+    try {
+      parts.push_back(
+          std::make_unique<search::ForbiddenResponse>(options.forbid_response));
+    } catch (const std::regex_error &error) {
+      usage(fmt::format("bad --forbid-response '{}': {}",
+                        options.forbid_response, error.what()));
+    }
   }
+  for (const std::string &path : options.properties)
+    parts.push_back(std::make_unique<PluginProperty>(path, spec, layout));
+  if (parts.size() == 1)
+    return std::move(parts.front());
+  return std::make_unique<search::AllOf>(std::move(parts));
 }
 
 std::vector<search::RegionLayout>

@@ -25,6 +25,7 @@ struct TargetOptions {
   std::vector<std::string> regions;
   std::string invariant = "none";
   std::string forbid_response; // a regular expression; "" none
+  std::vector<std::string> properties; // --property plugins, absolute paths
   bool aslr = false;
   std::optional<std::uint16_t> port;
   double step_timeout_s = 10;
@@ -45,10 +46,12 @@ void assign_clients(const CLI::App &command, TargetOptions &options);
 [[nodiscard]] std::shared_ptr<tracer::TargetSpec>
 target_spec(const TargetOptions &options);
 
-// The property to check: the invariant, and --forbid-response; throws
-// UserError for a bad regular expression.
+// The property to check: the invariant, --forbid-response and the
+// --property plugins; throws UserError for a bad regular expression or a
+// plugin that cannot be loaded.
 [[nodiscard]] std::unique_ptr<search::Property>
 make_check_property(const TargetOptions &options,
+                    std::shared_ptr<const tracer::TargetSpec> spec,
                     const std::vector<search::RegionLayout> &layout);
 
 // Where each region lies in the state's bytes.

@@ -92,6 +92,9 @@ private:
   Result<Report> stopped_or(const Error &error);
   void run_batch(std::vector<Transition> &batch);
   Result<Outcome> merge(const Transition &transition);
+  [[nodiscard]] std::optional<std::string>
+  check_property(std::span<const ActionId> path,
+                 const tracer::Observation &observation) const;
   Result<Outcome> check_replay(const Transition &transition,
                                const tracer::Observation &observation);
   // Why the state after prefix had another fingerprint in a run whose
@@ -150,7 +153,7 @@ std::unique_ptr<tracer::Executor> Search::make_executor() {
   std::unique_ptr<tracer::Executor> executor = factory_();
   CMC_CHECK(executor != nullptr, "executor factory returned nothing");
   executor->set_mask(mask_);
-  if (options_.mask_volatile)
+  if (options_.mask_volatile || property_.needs_path())
     executor->keep_states();
   return executor;
 }
@@ -300,6 +303,22 @@ Fingerprint Search::identity(const Fingerprint &fingerprint,
   return fingerprint_of(std::as_bytes(std::span(words)));
 }
 
+std::optional<std::string>
+Search::check_property(std::span<const ActionId> path,
+                       const tracer::Observation &observation) const {
+  std::optional<std::string> violation =
+      property_.check(observation.before, observation.after);
+  if (!violation)
+    violation = property_.check_response(observation.received.back());
+  if (!violation && property_.needs_path()) {
+    CMC_CHECK(observation.states.size() == path.size() + 1,
+              "executor kept every state");
+    violation =
+        property_.check_path({path, observation.states, observation.received});
+  }
+  return violation;
+}
+
 Result<Outcome> Search::merge(const Transition &transition) {
   if (transition.taken)
     return Outcome::kContinue;
@@ -323,9 +342,7 @@ Result<Outcome> Search::merge(const Transition &transition) {
         fmt::format("target {} during step {}", observation.fault->describe(),
                     transition.path.size());
   } else {
-    violation = property_.check(observation.before, observation.after);
-    if (!violation)
-      violation = property_.check_response(observation.response);
+    violation = check_property(transition.path, observation);
     add_or_merge(identity(observation.fingerprints.back(), transition.path),
                  transition);
   }

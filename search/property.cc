@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "util/check.h"
 #include "util/escape.h"
 
@@ -50,12 +52,54 @@ ExclusiveProperty::check(std::span<const std::byte> /*before*/,
   return std::nullopt;
 }
 
+namespace {
+
+// The first violation that check finds among parts.
+template <typename Check>
 std::optional<std::string>
-ForbiddenResponse::check_response(std::string_view response) const {
-  if (!std::regex_search(response.begin(), response.end(), pattern_))
-    return base_->check_response(response);
-  return fmt::format("forbidden response: \"{}\" matches /{}/",
-                     encode_escapes(response), text_);
+first_violation(const std::vector<std::unique_ptr<Property>> &parts,
+                const Check &check) {
+  for (const std::unique_ptr<Property> &part : parts)
+    if (std::optional<std::string> violation = check(*part))
+      return violation;
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::string>
+AllOf::check(std::span<const std::byte> before,
+             std::span<const std::byte> after) const {
+  return first_violation(parts_, [&](const Property &part) {
+    return part.check(before, after);
+  });
+}
+
+std::optional<std::string>
+AllOf::check_response(std::span<const std::string> received) const {
+  return first_violation(parts_, [&](const Property &part) {
+    return part.check_response(received);
+  });
+}
+
+std::optional<std::string> AllOf::check_path(const PathView &path) const {
+  return first_violation(parts_, [&](const Property &part) {
+    return part.needs_path() ? part.check_path(path) : std::nullopt;
+  });
+}
+
+bool AllOf::needs_path() const {
+  return std::any_of(parts_.begin(), parts_.end(),
+                     [](const auto &part) { return part->needs_path(); });
+}
+
+std::optional<std::string>
+ForbiddenResponse::check_response(std::span<const std::string> received) const {
+  for (const std::string &response : received)
+    if (std::regex_search(response.begin(), response.end(), pattern_))
+      return fmt::format("forbidden response: \"{}\" matches /{}/",
+                         encode_escapes(response), text_);
+  return std::nullopt;
 }
 
 std::unique_ptr<Property> make_property(const std::string &name,

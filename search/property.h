@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "tracer/executor.h"
+
 namespace cmc::search {
 
 // Where each declared region lies in the state's byte string.
@@ -17,6 +19,16 @@ struct RegionLayout {
   std::string name; // as the user wrote it: "cmc_state", "store+1:2"
   std::size_t offset = 0;
   std::size_t length = 0;
+};
+
+// A transition with the whole path that led to it, for properties over the
+// history (a plugin's).
+struct PathView {
+  std::span<const tracer::ActionId> path; // from the initial state
+  // The region bytes of every state along it, [0] the initial one.
+  std::span<const std::vector<std::byte>> states;
+  // received[i][c]: what client c received during step i.
+  std::span<const std::vector<std::string>> received;
 };
 
 // A property checked on every transition (before -> after).
@@ -33,29 +45,53 @@ public:
   [[nodiscard]] virtual std::optional<std::string>
   check(std::span<const std::byte> before,
         std::span<const std::byte> after) const = 0;
-  // The same for what the target sent back during the step.
+  // The same for what each client received during the step.
   [[nodiscard]] virtual std::optional<std::string>
-  check_response(std::string_view /*response*/) const {
+  check_response(std::span<const std::string> /*received*/) const {
     return std::nullopt;
   }
+  // The same for the whole path, called only when needs_path(): the search
+  // then keeps the bytes of every state of every run.
+  [[nodiscard]] virtual std::optional<std::string>
+  check_path(const PathView & /*path*/) const {
+    return std::nullopt;
+  }
+  [[nodiscard]] virtual bool needs_path() const { return false; }
 };
 
-// Another property, and a violation for any response that matches a
-// regular expression (ECMAScript syntax, searched anywhere in it).
-class ForbiddenResponse final : public Property {
+// Every one of several properties; a violation names the first broken.
+class AllOf final : public Property {
 public:
-  ForbiddenResponse(std::unique_ptr<Property> base, const std::string &pattern)
-      : base_(std::move(base)), text_(pattern), pattern_(pattern) {}
+  explicit AllOf(std::vector<std::unique_ptr<Property>> parts)
+      : parts_(std::move(parts)) {}
   [[nodiscard]] std::optional<std::string>
   check(std::span<const std::byte> before,
-        std::span<const std::byte> after) const override {
-    return base_->check(before, after);
-  }
+        std::span<const std::byte> after) const override;
   [[nodiscard]] std::optional<std::string>
-  check_response(std::string_view response) const override;
+  check_response(std::span<const std::string> received) const override;
+  [[nodiscard]] std::optional<std::string>
+  check_path(const PathView &path) const override;
+  [[nodiscard]] bool needs_path() const override;
 
 private:
-  std::unique_ptr<Property> base_;
+  std::vector<std::unique_ptr<Property>> parts_;
+};
+
+// A violation for any response that matches a regular expression
+// (ECMAScript syntax, searched anywhere in it).
+class ForbiddenResponse final : public Property {
+public:
+  explicit ForbiddenResponse(const std::string &pattern)
+      : text_(pattern), pattern_(pattern) {}
+  [[nodiscard]] std::optional<std::string>
+  check(std::span<const std::byte> /*before*/,
+        std::span<const std::byte> /*after*/) const override {
+    return std::nullopt;
+  }
+  [[nodiscard]] std::optional<std::string>
+  check_response(std::span<const std::string> received) const override;
+
+private:
   std::string text_;
   std::regex pattern_;
 };

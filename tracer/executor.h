@@ -38,8 +38,9 @@ struct Observation {
   std::vector<std::byte> before;
   std::vector<std::byte> after;
   std::optional<Fault> fault;
-  // Bytes the target sent back during the last step.
-  std::string response;
+  // received[i][c]: the bytes client c received during step i (a faulting
+  // step included).
+  std::vector<std::vector<std::string>> received;
   // The bytes of every state, [0] the initial one, when the executor was
   // asked to keep them (keep_states); else empty.
   std::vector<std::vector<std::byte>> states;

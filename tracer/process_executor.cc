@@ -45,7 +45,7 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
     auto fault = target.step(path[step]);
     if (!fault)
       return fault.error();
-    seen.response = target.drain();
+    seen.received.push_back(target.drain());
     if (*fault) {
       seen.fault = **fault;
       seen.fault->step = step;

@@ -182,12 +182,12 @@ Fingerprint TargetRun::fingerprint(std::span<const std::byte> state) const {
                                    (connected * 0x9e3779b97f4a7c15ULL));
 }
 
-std::string TargetRun::drain() {
-  std::string bytes;
-  for (auto &connection : connections_)
-    if (connection)
-      bytes += connection->drain();
-  return bytes;
+std::vector<std::string> TargetRun::drain() {
+  std::vector<std::string> received(connections_.size());
+  for (std::size_t client = 0; client < connections_.size(); ++client)
+    if (connections_[client])
+      received[client] = connections_[client]->drain();
+  return received;
 }
 
 Result<std::optional<Fault>> TargetRun::connect(std::size_t client) {

@@ -93,8 +93,8 @@ public:
   // A tick of any length (the alphabet's is spec.tick), then runs the
   // target until it is quiescent.
   [[nodiscard]] Result<std::optional<Fault>> tick(std::chrono::nanoseconds by);
-  // What the target sent back since the last drain, on every connection.
-  [[nodiscard]] std::string drain();
+  // What the target sent back since the last drain, by client.
+  [[nodiscard]] std::vector<std::string> drain();
 
   [[nodiscard]] Tracee &tracee() { return *tracee_; }
   [[nodiscard]] const Tracee &tracee() const { return *tracee_; }

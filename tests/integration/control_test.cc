@@ -152,11 +152,11 @@ TEST_P(Sleep, EndsOnATickAndNotBefore) {
   ASSERT_TRUE(asleep.ok());
   EXPECT_FALSE(asleep->fault);
   EXPECT_EQ(asleep->after.at(2), std::byte{0});
-  EXPECT_EQ(asleep->response, "");
+  EXPECT_EQ(asleep->received.back().at(0), "");
   auto woken = run(clocks, {kSleep, kTick});
   ASSERT_TRUE(woken.ok());
   EXPECT_EQ(woken->after.at(2), std::byte{1});
-  EXPECT_EQ(woken->response, "OK\n");
+  EXPECT_EQ(woken->received.back().at(0), "OK\n");
   EXPECT_TRUE(woken->sources.used(Source::kSleep, Via::kSyscall) ||
               woken->sources.used(Source::kTimedWait, Via::kSyscall));
   // The sleep is 3 s: a 2 s tick is short of it, a second one passes it.

@@ -113,12 +113,19 @@ FakeSystem::run(std::span<const tracer::ActionId> path,
   if (noise_)
     noise_(run, 0, state);
   tracer::Observation observation;
-  observation.fingerprints.push_back(fingerprint_of(masked(state)));
+  // Every state is kept (Executor::keep_states is only a request), and one
+  // client receives nothing.
+  const auto record = [&] {
+    observation.states.push_back(masked(state));
+    observation.fingerprints.push_back(fingerprint_of(observation.states.back()));
+  };
+  record();
   for (std::size_t i = 0; i < path.size(); ++i) {
     StepOutcome outcome = step_(state, path[i]);
     if (auto *error = std::get_if<Error>(&outcome))
       return *error;
     observation.before = masked(state);
+    observation.received.emplace_back(1);
     if (auto *fault = std::get_if<tracer::Fault>(&outcome)) {
       observation.fault = *fault;
       observation.fault->step = i;
@@ -127,7 +134,7 @@ FakeSystem::run(std::span<const tracer::ActionId> path,
     state = std::get<Bytes>(std::move(outcome));
     if (noise_)
       noise_(run, i + 1, state);
-    observation.fingerprints.push_back(fingerprint_of(masked(state)));
+    record();
   }
   observation.after = masked(std::move(state));
   return observation;

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "search/property.h"
@@ -89,16 +91,60 @@ TEST(Exclusive, AllowsOneSetByteAndNamesTwo) {
 namespace cmc::search {
 namespace {
 
-TEST(ForbiddenResponse, MatchesAnywhereAndKeepsTheBaseProperty) {
-  const std::vector<RegionLayout> layout{{"cells", 0, 1}};
-  const ForbiddenResponse forbid(std::make_unique<StickyProperty>(layout),
-                                 "^-ERR|BUSY");
-  EXPECT_FALSE(forbid.check_response("+OK\r\n"));
-  EXPECT_EQ(forbid.check_response("+OK\r\nBUSY\n"),
+TEST(ForbiddenResponse, MatchesAnywhereInWhatAnyClientReceived) {
+  const ForbiddenResponse forbid("^-ERR|BUSY");
+  const std::vector<std::string> fine{"+OK\r\n", ""};
+  EXPECT_FALSE(forbid.check_response(fine));
+  const std::vector<std::string> busy{"+OK\r\n", "+OK\r\nBUSY\n"};
+  EXPECT_EQ(forbid.check_response(busy),
             "forbidden response: \"+OK\\r\\nBUSY\\n\" matches /^-ERR|BUSY/");
+}
+
+// Checks a property over the whole path: a violation once the path is
+// longer than limit.
+class LongerThan final : public Property {
+public:
+  explicit LongerThan(std::size_t limit) : limit_(limit) {}
+  [[nodiscard]] std::optional<std::string>
+  check(std::span<const std::byte> /*before*/,
+        std::span<const std::byte> /*after*/) const override {
+    return std::nullopt;
+  }
+  [[nodiscard]] std::optional<std::string>
+  check_path(const PathView &path) const override {
+    if (path.path.size() <= limit_)
+      return std::nullopt;
+    return "longer than " + std::to_string(limit_);
+  }
+  [[nodiscard]] bool needs_path() const override { return true; }
+
+private:
+  std::size_t limit_;
+};
+
+TEST(AllOf, NamesTheFirstBrokenPartAndNeedsThePathIfOneDoes) {
+  const std::vector<RegionLayout> layout{{"cells", 0, 1}};
+  std::vector<std::unique_ptr<Property>> parts;
+  parts.push_back(std::make_unique<StickyProperty>(layout));
+  parts.push_back(std::make_unique<ForbiddenResponse>("BUSY"));
+  const AllOf without_path(std::move(parts));
+  EXPECT_FALSE(without_path.needs_path());
   const std::vector<std::byte> set{std::byte{1}};
   const std::vector<std::byte> clear{std::byte{0}};
-  EXPECT_TRUE(forbid.check(set, clear));
+  EXPECT_TRUE(without_path.check(set, clear));
+  EXPECT_FALSE(without_path.check(clear, set));
+  const std::vector<std::string> busy{"BUSY\n"};
+  EXPECT_TRUE(without_path.check_response(busy));
+
+  parts.clear();
+  parts.push_back(std::make_unique<NoProperty>());
+  parts.push_back(std::make_unique<LongerThan>(1));
+  const AllOf with_path(std::move(parts));
+  EXPECT_TRUE(with_path.needs_path());
+  const std::vector<tracer::ActionId> one{0};
+  const std::vector<tracer::ActionId> two{0, 1};
+  EXPECT_FALSE(with_path.check_path({one, {}, {}}));
+  EXPECT_EQ(with_path.check_path({two, {}, {}}), "longer than 1");
 }
 
 } // namespace

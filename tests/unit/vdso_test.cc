@@ -70,8 +70,9 @@ TEST(Vdso, EveryTimeFunctionBecomesItsSystemCall) {
   }
   // Aliases (clock_gettime) share the entry of their __vdso_ name.
   EXPECT_EQ(find(*plan, "clock_gettime"), nullptr);
-  if (const VdsoFunction *random = find(*plan, "__vdso_getrandom"))
+  if (const VdsoFunction *random = find(*plan, "__vdso_getrandom")) {
     EXPECT_EQ(random->stub, VdsoStub::kEnosys);
+  }
   for (const VdsoFunction &function : *plan) {
     EXPECT_LE(function.patch.size(), function.size) << function.name;
     EXPECT_LE(function.offset + function.size, image.size()) << function.name;
