@@ -42,9 +42,7 @@ cmc_step step_of(const tracer::TargetSpec &spec, tracer::ActionId action) {
 
 } // namespace
 
-void PluginProperty::Unload::operator()(void *handle) const {
-  dlclose(handle);
-}
+void PluginProperty::Unload::operator()(void *handle) const { dlclose(handle); }
 
 PluginProperty::PluginProperty(const std::string &path,
                                std::shared_ptr<const tracer::TargetSpec> spec,
@@ -74,8 +72,8 @@ PluginProperty::PluginProperty(const std::string &path,
     usage(fmt::format("--property {}: its cmc_property has no name or no "
                       "check function",
                       path));
-  clients_ = spec_->clients.empty() ? std::vector<std::string>{""}
-                                    : spec_->clients;
+  clients_ =
+      spec_->clients.empty() ? std::vector<std::string>{""} : spec_->clients;
 }
 
 std::optional<std::string>
@@ -109,8 +107,7 @@ PluginProperty::check_path(const search::PathView &path) const {
     return std::nullopt;
   violation.back() = '\0';
   return fmt::format("{}: {}", property_->name,
-                     violation.front() == '\0' ? "violated"
-                                               : violation.data());
+                     violation.front() == '\0' ? "violated" : violation.data());
 }
 
 } // namespace cmc::app

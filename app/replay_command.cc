@@ -63,8 +63,7 @@ void merge_target(TargetOptions &target, const nlohmann::json &replay) {
   if (target.forbid_response.empty())
     target.forbid_response = replay.value("forbid_response", "");
   if (target.properties.empty())
-    target.properties =
-        replay.value("properties", std::vector<std::string>{});
+    target.properties = replay.value("properties", std::vector<std::string>{});
   if (!target.port && replay.contains("port") && replay["port"].is_number())
     target.port = replay["port"].get<std::uint16_t>();
   target.aslr = target.aslr || replay.value("aslr", false);
@@ -306,12 +305,11 @@ int run_replay(const ReplayOptions &options) {
     print_changes(layout, states.back(), *after);
     states.push_back(std::move(*after));
     const std::span<const tracer::ActionId> path(actions.data(), i + 1);
-    violation = property->check(states[i], states[i + 1])
-                    .value_or(property->check_response(received.back())
-                                  .value_or(""));
+    violation =
+        property->check(states[i], states[i + 1])
+            .value_or(property->check_response(received.back()).value_or(""));
     if (violation.empty() && property->needs_path())
-      violation =
-          property->check_path({path, states, received}).value_or("");
+      violation = property->check_path({path, states, received}).value_or("");
   }
   if (!violation.empty()) {
     fmt::print("violated: {} (at step {} of {})\n", violation, failed_step,

@@ -24,7 +24,7 @@ struct TargetOptions {
   bool disconnect = false;
   std::vector<std::string> regions;
   std::string invariant = "none";
-  std::string forbid_response; // a regular expression; "" none
+  std::string forbid_response;         // a regular expression; "" none
   std::vector<std::string> properties; // --property plugins, absolute paths
   bool aslr = false;
   std::optional<std::uint16_t> port;

@@ -70,9 +70,8 @@ first_violation(const std::vector<std::unique_ptr<Property>> &parts,
 std::optional<std::string>
 AllOf::check(std::span<const std::byte> before,
              std::span<const std::byte> after) const {
-  return first_violation(parts_, [&](const Property &part) {
-    return part.check(before, after);
-  });
+  return first_violation(
+      parts_, [&](const Property &part) { return part.check(before, after); });
 }
 
 std::optional<std::string>

@@ -19,7 +19,8 @@ protected:
 
 // A reserves what A put while B tries to reserve too; every client may
 // also disconnect (beanstalkd then releases the jobs it holds). The state
-// is beanstalkd's .bss and .data: it has no symbols.
+// is beanstalkd's .bss and .data: it has no symbols. The plugin
+// beanstalkd_reserve checks that no job is reserved by both at once.
 std::vector<std::string> beanstalkd_check(int depth) {
   return {"check",
           "-q",
@@ -40,6 +41,8 @@ std::vector<std::string> beanstalkd_check(int depth) {
           "reserve-with-timeout 0\\r\\n",
           "--forbid-response",
           "INTERNAL_ERROR|BAD_FORMAT|UNKNOWN_COMMAND",
+          "--property",
+          plugin("beanstalkd_reserve"),
           "--region",
           ".bss",
           "--region",
@@ -71,7 +74,9 @@ TEST_F(Debian, BeanstalkdWithTwoClientsHolds) {
   EXPECT_EQ(one.json()["distinct_states"], 154);
 }
 
-// redis's server struct, from .dynsym, but its first field: the pid.
+// redis's server struct, from .dynsym, but its first field: the pid. The
+// plugin redis_lock checks that SET lock NX succeeds for one client at a
+// time until a DEL.
 std::vector<std::string> redis_check(std::vector<std::string> extra) {
   std::vector<std::string> args{"check",       "-q",
                                 "--json",      "-",
@@ -81,7 +86,8 @@ std::vector<std::string> redis_check(std::vector<std::string> extra) {
                                 "-m",          "DEL lock\\r\\n",
                                 "--client",    "B",
                                 "-m",          "SET lock B NX\\r\\n",
-                                "--region",    "server+4:4364"};
+                                "--region",    "server+4:4364",
+                                "--property",  plugin("redis_lock")};
   args.insert(args.end(), extra.begin(), extra.end());
   args.insert(args.end(), {"--", "/usr/bin/redis-server", "--port", "6379",
                            "--save", "", "--appendonly", "no"});
@@ -106,6 +112,26 @@ TEST_F(Debian, RedisRefusesASecondLockHolder) {
       run.json()["counterexample"],
       nlohmann::json::parse(R"([{"client": "A", "send": "SET lock A NX\r\n"},
                                       {"client": "A", "send": "SET lock A NX\r\n"}])"));
+}
+
+// B may UNLINK the key, which the plugin does not count as a release: a
+// lock by SET NX alone is not safe from other clients, and redis_lock says
+// so.
+TEST_F(Debian, RedisLockIsBrokenByAnotherClientsUnlink) {
+  auto args = redis_check({});
+  const auto b = std::find(args.begin(), args.end(), "SET lock B NX\\r\\n");
+  args.insert(b + 1, {"-m", "UNLINK lock\\r\\n"});
+  const Outcome run = run_cmc(args);
+  ASSERT_EQ(run.status, 1) << run.err;
+  const auto json = run.json();
+  EXPECT_EQ(json["violation"],
+            "redis-lock: step 3: SET lock NX succeeded for client A, but "
+            "client A holds the lock since step 1");
+  EXPECT_EQ(
+      json["counterexample"],
+      nlohmann::json::parse(R"([{"client": "A", "send": "SET lock A NX\r\n"},
+                                {"client": "B", "send": "UNLINK lock\r\n"},
+                                {"client": "A", "send": "SET lock A NX\r\n"}])"));
 }
 
 // The whole struct: its pid differs between runs, and the check says so.

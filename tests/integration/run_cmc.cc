@@ -94,6 +94,9 @@ std::string cmc_binary() { return build_dir() + "/tools/cmc"; }
 std::string demo(const std::string &name) {
   return build_dir() + "/demo/" + name;
 }
+std::string plugin(const std::string &name) {
+  return demo("properties/" + name + ".so");
+}
 std::string target(const std::string &name) {
   return self_dir() + "/targets/" + name;
 }

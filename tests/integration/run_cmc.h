@@ -14,6 +14,8 @@ std::string build_dir();
 std::string cmc_binary();
 std::string demo(const std::string &name);
 std::string target(const std::string &name);
+// An example property plugin of demo/properties, built.
+std::string plugin(const std::string &name);
 
 struct Outcome {
   int status = -1; // exit status of cmc

@@ -117,7 +117,8 @@ FakeSystem::run(std::span<const tracer::ActionId> path,
   // client receives nothing.
   const auto record = [&] {
     observation.states.push_back(masked(state));
-    observation.fingerprints.push_back(fingerprint_of(observation.states.back()));
+    observation.fingerprints.push_back(
+        fingerprint_of(observation.states.back()));
   };
   record();
   for (std::size_t i = 0; i < path.size(); ++i) {
