@@ -103,8 +103,11 @@ PluginProperty::check_path(const search::PathView &path) const {
   const cmc_path whole{clients.size(), clients.data(), regions.size(),
                        regions.data(), steps.size(),   steps.data()};
   std::array<char, kViolationSize> violation{};
-  if (property_->check(&whole, violation.data(), violation.size()) == 0)
-    return std::nullopt;
+  {
+    const std::lock_guard lock(mutex_);
+    if (property_->check(&whole, violation.data(), violation.size()) == 0)
+      return std::nullopt;
+  }
   violation.back() = '\0';
   return fmt::format("{}: {}", property_->name,
                      violation.front() == '\0' ? "violated" : violation.data());

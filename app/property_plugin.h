@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,8 @@ private:
   std::shared_ptr<const tracer::TargetSpec> spec_;
   std::vector<search::RegionLayout> layout_;
   std::vector<std::string> clients_; // "" for the one client without names
+  // The ABI promises one call at a time.
+  mutable std::mutex mutex_;
 };
 
 } // namespace cmc::app

@@ -44,6 +44,9 @@ struct Transition {
   std::optional<Result<tracer::Observation>> observation;
   bool beyond_ticks = false; // not run: its path takes too many ticks
   bool taken = false;        // not run: --once, and the path took it before
+  // The property's check_path, done by the worker that ran it: the bytes of
+  // every state are then dropped, not held for the whole batch.
+  std::optional<std::string> path_violation;
 };
 
 // kRestart: new volatile bytes were masked; the search must start again.
@@ -92,9 +95,9 @@ private:
   Result<Report> stopped_or(const Error &error);
   void run_batch(std::vector<Transition> &batch);
   Result<Outcome> merge(const Transition &transition);
-  [[nodiscard]] std::optional<std::string>
-  check_property(std::span<const ActionId> path,
-                 const tracer::Observation &observation) const;
+  // Runs the property's check_path on a transition just run, when it
+  // needs the path.
+  void check_path(Transition &transition) const;
   Result<Outcome> check_replay(const Transition &transition,
                                const tracer::Observation &observation);
   // Why the state after prefix had another fingerprint in a run whose
@@ -267,6 +270,7 @@ void Search::run_batch(std::vector<Transition> &batch) {
               continue;
             }
             transition.observation.emplace(executor.run(transition.path));
+            check_path(transition);
           }
         },
         tbb::simple_partitioner());
@@ -303,20 +307,18 @@ Fingerprint Search::identity(const Fingerprint &fingerprint,
   return fingerprint_of(std::as_bytes(std::span(words)));
 }
 
-std::optional<std::string>
-Search::check_property(std::span<const ActionId> path,
-                       const tracer::Observation &observation) const {
-  std::optional<std::string> violation =
-      property_.check(observation.before, observation.after);
-  if (!violation)
-    violation = property_.check_response(observation.received.back());
-  if (!violation && property_.needs_path()) {
-    CMC_CHECK(observation.states.size() == path.size() + 1,
-              "executor kept every state");
-    violation =
-        property_.check_path({path, observation.states, observation.received});
-  }
-  return violation;
+void Search::check_path(Transition &transition) const {
+  if (!property_.needs_path() || !*transition.observation)
+    return;
+  tracer::Observation &observation = **transition.observation;
+  if (observation.fault)
+    return;
+  CMC_CHECK(observation.states.size() == transition.path.size() + 1,
+            "executor kept every state");
+  transition.path_violation = property_.check_path(
+      {transition.path, observation.states, observation.received});
+  if (!options_.mask_volatile)
+    observation.states = {};
 }
 
 Result<Outcome> Search::merge(const Transition &transition) {
@@ -342,7 +344,11 @@ Result<Outcome> Search::merge(const Transition &transition) {
         fmt::format("target {} during step {}", observation.fault->describe(),
                     transition.path.size());
   } else {
-    violation = check_property(transition.path, observation);
+    violation = property_.check(observation.before, observation.after);
+    if (!violation)
+      violation = property_.check_response(observation.received.back());
+    if (!violation)
+      violation = transition.path_violation;
     add_or_merge(identity(observation.fingerprints.back(), transition.path),
                  transition);
   }

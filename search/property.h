@@ -51,7 +51,8 @@ public:
     return std::nullopt;
   }
   // The same for the whole path, called only when needs_path(): the search
-  // then keeps the bytes of every state of every run.
+  // then keeps the bytes of every state of a run until this has seen them.
+  // Called by the search's workers, several at once.
   [[nodiscard]] virtual std::optional<std::string>
   check_path(const PathView & /*path*/) const {
     return std::nullopt;

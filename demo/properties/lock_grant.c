@@ -27,8 +27,7 @@ static int check_grant(const struct cmc_path *path, char *violation,
         snprintf(violation, size,
                  "step %zu granted the lock to client %s, but client %s "
                  "holds it since step %zu",
-                 i + 1, path->clients[client], path->clients[holder],
-                 granted);
+                 i + 1, path->clients[client], path->clients[holder], granted);
         return 1;
       }
       holder = client;

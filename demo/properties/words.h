@@ -35,8 +35,7 @@ static inline int word_at(struct cmc_bytes bytes, int index, char *word,
 }
 
 /* Whether word number index of bytes is text, ignoring case. */
-static inline int word_is(struct cmc_bytes bytes, int index,
-                          const char *text) {
+static inline int word_is(struct cmc_bytes bytes, int index, const char *text) {
   char word[64];
   return word_at(bytes, index, word, sizeof word) &&
          strcasecmp(word, text) == 0;

@@ -99,7 +99,7 @@ struct cmc_property {
  *   CMC_PROPERTY("lock-grant", check_grant);
  * cmc looks the symbol cmc_property up when it loads the plugin. */
 #define CMC_PROPERTY(NAME, CHECK)                                              \
-  CMC_PROPERTY_LINKAGE __attribute__((visibility("default"))) const struct     \
-      cmc_property cmc_property = {CMC_PROPERTY_ABI, (NAME), (CHECK)}
+  CMC_PROPERTY_LINKAGE __attribute__((visibility("default")))                  \
+  const struct cmc_property cmc_property = {CMC_PROPERTY_ABI, (NAME), (CHECK)}
 
 #endif /* CMC_PROPERTY_H */
