@@ -295,8 +295,8 @@ int run_replay(const ReplayOptions &options) {
     print_responses(*spec, received.back());
     failed_step = i + 1;
     if (*fault) {
-      violation =
-          fmt::format("target {} during step {}", (*fault)->describe(), i + 1);
+      (*fault)->step = i;
+      violation = (*fault)->violation();
       break;
     }
     auto after = run->read_state();

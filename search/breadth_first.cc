@@ -340,9 +340,7 @@ Result<Outcome> Search::merge(const Transition &transition) {
   ++report_.transitions;
   std::optional<std::string> violation;
   if (observation.fault) {
-    violation =
-        fmt::format("target {} during step {}", observation.fault->describe(),
-                    transition.path.size());
+    violation = observation.fault->violation();
   } else {
     violation = property_.check(observation.before, observation.after);
     if (!violation)

@@ -22,6 +22,14 @@ std::string Fault::describe() const {
   return "failed";
 }
 
+std::string Fault::violation() const {
+  std::string text =
+      fmt::format("target {} during step {}", describe(), step + 1);
+  if (!last_output.empty())
+    text += fmt::format("; it last wrote \"{}\"", last_output);
+  return text;
+}
+
 void Executor::set_mask(std::span<const std::size_t> offsets) {
   CMC_CHECK(offsets.empty(), "this executor cannot mask state bytes");
 }

@@ -23,9 +23,15 @@ struct Fault {
   Kind kind = Kind::kSignal;
   int code = 0; // signal number or exit status; unused for kHang, kDeadlock
   std::size_t step = 0; // index in the path of the step in flight
+  // The last line the target wrote (escaped, cut short), "" if none or
+  // when its output went to the terminal (--show-output).
+  std::string last_output;
 
   // "killed by SIGSEGV", "exited with status 1", "hung (no quiescence ...)".
   [[nodiscard]] std::string describe() const;
+  // The violation it is: 'target killed by SIGSEGV during step 2; it last
+  // wrote "..."'.
+  [[nodiscard]] std::string violation() const;
 };
 
 // What one replay of a path showed.

@@ -236,6 +236,8 @@ Result<std::optional<Fault>> TargetRun::run_step() {
   if (fault && !*fault)
     tracee_->lease().disarm();
   tracee_->drain_output();
+  if (fault && *fault && !spec_->launch.show_output)
+    (*fault)->last_output = last_line(tracee_->output());
   return fault;
 }
 

@@ -63,8 +63,10 @@ static void before_listening(const char *mode) {
 }
 
 static void handle(const char *line) {
-  if (strcmp(line, "CRASH") == 0)
+  if (strcmp(line, "CRASH") == 0) {
+    fprintf(stderr, "misbehave: crashing on purpose\n");
     raise(SIGSEGV);
+  }
   if (strcmp(line, "QUIT") == 0)
     exit(0);
   if (strcmp(line, "SPIN") == 0)
