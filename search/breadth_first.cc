@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "search/nondeterminism.h"
+#include "search/recorded_states.h"
 #include "search/state_store.h"
 #include "util/check.h"
 #include "util/log.h"
@@ -101,9 +102,11 @@ private:
   Result<Outcome> check_replay(const Transition &transition,
                                const tracer::Observation &observation);
   // Why the state after prefix had another fingerprint in a run whose
-  // bytes of it are seen (empty: not known).
+  // bytes of it are seen than in the run that recorded it, whose bytes
+  // were recorded (either empty: not known).
   Result<Outcome> diagnose(std::span<const ActionId> prefix,
-                           std::span<const std::byte> seen);
+                           std::span<const std::byte> seen,
+                           std::span<const std::byte> recorded);
   Result<std::optional<tracer::Observation>>
   twice_or_mask(std::span<const ActionId> prefix);
   void add_to_mask(const std::vector<std::size_t> &offsets);
@@ -111,7 +114,8 @@ private:
                                      std::span<const ActionId> prefix) const;
   [[nodiscard]] bool beyond_ticks(std::span<const ActionId> path) const;
   [[nodiscard]] bool taken_before(std::span<const ActionId> path) const;
-  void add_or_merge(const Fingerprint &fingerprint, const Transition &from);
+  void add_or_merge(const Fingerprint &fingerprint, const Transition &from,
+                    std::span<const std::byte> bytes);
 
   const ExecutorFactory &factory_;
   const std::size_t alphabet_size_;
@@ -135,6 +139,7 @@ private:
   ProgressMeter progress_;
 
   StateStore store_;
+  RecordedStates recorded_; // with mask_volatile only
   Report report_;
   std::size_t depth_ = 0; // of the states being expanded
 };
@@ -184,6 +189,8 @@ Result<Outcome> Search::search() {
   report_.sources.merge((*initial)->sources);
   store_.add(identity((*initial)->fingerprints.front(), {}),
              StateStore::kNoParent, 0);
+  if (options_.mask_volatile)
+    recorded_.add((*initial)->after);
   report_.distinct_states = 1;
   std::uint32_t begin = 0;
   while (begin < store_.size()) {
@@ -217,6 +224,7 @@ void Search::restart() {
   fresh.restarts = report_.restarts + 1;
   report_ = std::move(fresh);
   store_ = StateStore();
+  recorded_.clear();
   depth_ = 0;
 }
 
@@ -348,7 +356,7 @@ Result<Outcome> Search::merge(const Transition &transition) {
     if (!violation)
       violation = transition.path_violation;
     add_or_merge(identity(observation.fingerprints.back(), transition.path),
-                 transition);
+                 transition, observation.after);
   }
   if (!violation)
     return Outcome::kContinue;
@@ -398,32 +406,38 @@ Result<Outcome> Search::check_replay(const Transition &transition,
       seen = observation.before;
     else if (k == path.size() && !observation.fault)
       seen = observation.after;
-    return diagnose(path.first(k), seen);
+    std::vector<std::byte> bytes;
+    if (options_.mask_volatile)
+      bytes = recorded_.bytes_of(*store_.find(recorded[k]));
+    return diagnose(path.first(k), seen, bytes);
   }
   return Outcome::kContinue;
 }
 
 Result<Outcome> Search::diagnose(std::span<const ActionId> prefix,
-                                 std::span<const std::byte> seen) {
+                                 std::span<const std::byte> seen,
+                                 std::span<const std::byte> recorded) {
   Result<std::optional<tracer::Observation>> replay = twice_or_mask(prefix);
   if (!replay)
     return replay.error();
   if (!*replay)
     return Outcome::kRestart;
-  // Two more runs may agree on bytes that still differ from the run that
-  // showed the mismatch (a pid's high byte changes only now and then).
+  // Two more runs may agree on bytes that still differ from an earlier run
+  // (a pid's second byte changes only now and then).
   const std::vector<std::byte> &again = (*replay)->after;
-  if (!seen.empty() && seen.size() == again.size() &&
-      !std::equal(seen.begin(), seen.end(), again.begin())) {
+  for (const std::span<const std::byte> earlier : {seen, recorded}) {
+    if (earlier.size() != again.size() ||
+        std::equal(earlier.begin(), earlier.end(), again.begin()))
+      continue;
     if (options_.mask_volatile) {
-      add_to_mask(differing_offsets(seen, again));
+      add_to_mask(differing_offsets(earlier, again));
       return Outcome::kRestart;
     }
     return Error{fmt::format("nondeterminism: {} differs between two runs at "
                              "{}; --mask-volatile masks such bytes and lists "
                              "them",
                              describe_state_after(prefix),
-                             describe_differences(seen, again, layout_))};
+                             describe_differences(earlier, again, layout_))};
   }
   return Error{fmt::format(
       "nondeterminism: {} had another fingerprint in an earlier run, but "
@@ -467,7 +481,8 @@ void Search::add_to_mask(const std::vector<std::size_t> &offsets) {
 }
 
 void Search::add_or_merge(const Fingerprint &fingerprint,
-                          const Transition &from) {
+                          const Transition &from,
+                          std::span<const std::byte> bytes) {
   if (store_.contains(fingerprint)) {
     ++report_.dedup_merges;
     return;
@@ -477,6 +492,8 @@ void Search::add_or_merge(const Fingerprint &fingerprint,
     return;
   }
   store_.add(fingerprint, from.from, from.action);
+  if (options_.mask_volatile)
+    recorded_.add(bytes);
   report_.distinct_states = store_.size();
   report_.max_depth = depth_ + 1;
 }

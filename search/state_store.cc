@@ -17,8 +17,12 @@ std::size_t StateStore::slot_of(const Fingerprint &fingerprint) const {
   return slot;
 }
 
-bool StateStore::contains(const Fingerprint &fingerprint) const {
-  return slots_[slot_of(fingerprint)] != kEmpty;
+std::optional<std::uint32_t>
+StateStore::find(const Fingerprint &fingerprint) const {
+  const std::uint32_t index = slots_[slot_of(fingerprint)];
+  if (index == kEmpty)
+    return std::nullopt;
+  return index;
 }
 
 void StateStore::grow() {

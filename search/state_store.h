@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "tracer/executor.h"
@@ -33,7 +34,12 @@ public:
   static constexpr std::size_t kCapacity = kNoParent;
 
   [[nodiscard]] std::size_t size() const { return records_.size(); }
-  [[nodiscard]] bool contains(const Fingerprint &fingerprint) const;
+  [[nodiscard]] bool contains(const Fingerprint &fingerprint) const {
+    return find(fingerprint).has_value();
+  }
+  // The index of the state with that fingerprint, if visited.
+  [[nodiscard]] std::optional<std::uint32_t>
+  find(const Fingerprint &fingerprint) const;
 
   // Adds a state whose fingerprint is not yet known and returns its index.
   std::uint32_t add(const Fingerprint &fingerprint, std::uint32_t parent,

@@ -238,6 +238,21 @@ TEST(MaskVolatile, AViolationOnlyVolatileBytesShowIsNone) {
   EXPECT_EQ(plain->violation, "sticky: byte 0 of clock went 01 -> 00");
 }
 
+// A pid's second byte: the two runs that record the initial state agree on
+// it, and every later run has another value. Only the bytes recorded then
+// show which byte it is: the later runs all agree with each other.
+TEST(MaskVolatile, ByteThatOnlyTheRecordingRunsShowed) {
+  FakeSystem kv(zeros(4), set_cell);
+  kv.set_noise([](std::size_t run, std::size_t, Bytes &state) {
+    state[3] = std::byte{run < 2 ? std::uint8_t{1} : std::uint8_t{2}};
+  });
+  const Result<Report> report = check(kv, 2, kCellsAndClock, masking());
+  ASSERT_TRUE(report.ok()) << error_of(report);
+  expect_kv_diamond(*report);
+  EXPECT_EQ(report->masked, (std::vector<std::string>{"clock+1"}));
+  EXPECT_EQ(report->restarts, 1U);
+}
+
 // Without the option nothing is masked: the check stops naming the byte.
 TEST(MaskVolatile, WithoutTheOptionTheCheckStops) {
   FakeSystem kv(zeros(4), set_cell);
