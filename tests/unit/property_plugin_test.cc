@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "bytes.h"
 #include "util/user_error.h"
 
 namespace cmc::app {
@@ -24,12 +25,7 @@ std::shared_ptr<tracer::TargetSpec> lock_spec() {
   return spec;
 }
 
-std::vector<std::byte> bytes(std::initializer_list<unsigned> values) {
-  std::vector<std::byte> result;
-  for (const unsigned value : values)
-    result.push_back(static_cast<std::byte>(value));
-  return result;
-}
+using testing::bytes;
 
 TEST(PluginProperty, SeesEveryStepWithItsClientResponsesAndRegions) {
   const PluginProperty dump(fixture("path_dump.so"), lock_spec(),

@@ -4,17 +4,13 @@
 #include <string>
 #include <vector>
 
+#include "bytes.h"
 #include "search/property.h"
 
 namespace cmc::search {
 namespace {
 
-std::vector<std::byte> bytes(std::initializer_list<unsigned> values) {
-  std::vector<std::byte> out;
-  for (const unsigned value : values)
-    out.push_back(static_cast<std::byte>(value));
-  return out;
-}
+using testing::bytes;
 
 const std::vector<RegionLayout> kTwoRegions = {{"cmc_state", 0, 2},
                                                {"store+1:2", 3, 2}};

@@ -4,15 +4,12 @@
 
 #include <vector>
 
+#include "bytes.h"
+
 namespace cmc::search {
 namespace {
 
-std::vector<std::byte> bytes(std::initializer_list<int> values) {
-  std::vector<std::byte> out;
-  for (const int value : values)
-    out.push_back(static_cast<std::byte>(value));
-  return out;
-}
+using testing::bytes;
 
 TEST(RecordedStates, GivesBackEveryStateAsAdded) {
   RecordedStates recorded;

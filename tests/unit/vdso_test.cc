@@ -11,6 +11,8 @@
 #include <fstream>
 #include <string>
 
+#include "bytes.h"
+
 namespace cmc::decoder {
 namespace {
 
@@ -42,12 +44,7 @@ const VdsoFunction *find(const std::vector<VdsoFunction> &plan,
   return found == plan.end() ? nullptr : &*found;
 }
 
-std::vector<std::byte> bytes(std::initializer_list<int> values) {
-  std::vector<std::byte> out;
-  for (const int value : values)
-    out.push_back(static_cast<std::byte>(value));
-  return out;
-}
+using testing::bytes;
 
 TEST(Vdso, EveryTimeFunctionBecomesItsSystemCall) {
   const auto image = own_vdso();
