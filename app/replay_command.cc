@@ -139,48 +139,14 @@ Plan plan_of(const ReplayOptions &options) {
 // each step's action in it.
 std::vector<tracer::ActionId> actions_of(const std::vector<Step> &steps,
                                          tracer::TargetSpec &spec) {
-  const auto client_index = [&](const std::string &name) {
-    const auto known =
-        std::find(spec.clients.begin(), spec.clients.end(), name);
-    if (known == spec.clients.end())
-      spec.clients.push_back(name);
-    return static_cast<std::size_t>(
-        std::find(spec.clients.begin(), spec.clients.end(), name) -
-        spec.clients.begin());
-  };
-  const auto message_index = [&](const Step &step) {
-    const std::size_t client =
-        step.client.empty() ? 0 : client_index(step.client);
-    for (std::size_t i = 0; i < spec.messages.size(); ++i)
-      if (spec.messages[i] == step.message &&
-          spec.client_of_message(i) == client)
-        return i;
-    spec.messages.push_back(step.message);
-    if (!step.client.empty())
-      spec.client_of.push_back(client);
-    return spec.messages.size() - 1;
-  };
   spec.messages.clear();
   spec.client_of.clear();
-  std::vector<std::size_t> sends;
-  for (const Step &step : steps) {
-    sends.push_back(step.kind == Step::Kind::kSend ? message_index(step) : 0);
-    if (step.kind == Step::Kind::kDisconnect) {
-      spec.disconnect = true;
-      client_index(step.client);
-    }
-  }
+  for (const Step &step : steps)
+    if (step.kind != Step::Kind::kTick)
+      (void)action_of(spec, step); // the whole alphabet first
   std::vector<tracer::ActionId> actions;
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    const Step &step = steps[i];
-    if (step.kind == Step::Kind::kTick)
-      actions.push_back(spec.tick_action());
-    else if (step.kind == Step::Kind::kDisconnect)
-      actions.push_back(static_cast<tracer::ActionId>(
-          spec.first_disconnect() + client_index(step.client)));
-    else
-      actions.push_back(static_cast<tracer::ActionId>(sends[i]));
-  }
+  for (const Step &step : steps)
+    actions.push_back(action_of(spec, step));
   return actions;
 }
 

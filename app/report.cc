@@ -1,5 +1,6 @@
 #include "app/report.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
@@ -52,6 +53,16 @@ void print_state_settings(std::FILE *out, const search::Report &report,
                fmt::join(report.masked, ", "), report.restarts);
 }
 
+std::size_t client_index(tracer::TargetSpec &spec, const std::string &name) {
+  if (name.empty())
+    return 0;
+  const auto known = std::find(spec.clients.begin(), spec.clients.end(), name);
+  if (known != spec.clients.end())
+    return static_cast<std::size_t>(known - spec.clients.begin());
+  spec.clients.push_back(name);
+  return spec.clients.size() - 1;
+}
+
 } // namespace
 
 Step step_of(const tracer::TargetSpec &spec, tracer::ActionId action) {
@@ -65,6 +76,23 @@ Step step_of(const tracer::TargetSpec &spec, tracer::ActionId action) {
             client_name(action - spec.first_disconnect()), ""};
   return {Step::Kind::kSend, client_name(spec.client_of_message(action)),
           spec.messages.at(action)};
+}
+
+tracer::ActionId action_of(tracer::TargetSpec &spec, const Step &step) {
+  if (step.kind == Step::Kind::kTick)
+    return spec.tick_action();
+  const std::size_t client = client_index(spec, step.client);
+  if (step.kind == Step::Kind::kDisconnect) {
+    spec.disconnect = true;
+    return static_cast<tracer::ActionId>(spec.first_disconnect() + client);
+  }
+  for (std::size_t i = 0; i < spec.messages.size(); ++i)
+    if (spec.messages[i] == step.message && spec.client_of_message(i) == client)
+      return static_cast<tracer::ActionId>(i);
+  spec.messages.push_back(step.message);
+  if (!spec.clients.empty())
+    spec.client_of.push_back(client);
+  return static_cast<tracer::ActionId>(spec.messages.size() - 1);
 }
 
 nlohmann::json step_json(const Step &step, const std::string &tick) {

@@ -23,6 +23,12 @@ struct Step {
 // The step that action is in the alphabet of spec.
 [[nodiscard]] Step step_of(const tracer::TargetSpec &spec,
                            tracer::ActionId action);
+// The action that step is in the alphabet of spec (the inverse of
+// step_of). A client or message spec lacks is added to it, and a
+// disconnect turns spec.disconnect on: each addition moves the disconnect
+// and tick actions, so an action of those is good until the next one.
+[[nodiscard]] tracer::ActionId action_of(tracer::TargetSpec &spec,
+                                         const Step &step);
 // {"client": "A", "send": "LOCK\n"}, {"tick": "10s"}, ...
 [[nodiscard]] nlohmann::json step_json(const Step &step,
                                        const std::string &tick);
