@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "app/replay_command.h"
 #include "app/scan_command.h"
@@ -205,8 +207,9 @@ Explorer::~Explorer() = default;
 
 const std::vector<std::string> &Explorer::commands() {
   static const std::vector<std::string> names{
-      "send",  "tick", "state", "log",  "catch", "delete", "sites",    "back",
-      "reset", "path", "help",  "quit", "bt",    "regs",   "continue", "next"};
+      "send",   "disconnect", "tick", "state",    "log",  "catch",
+      "delete", "sites",      "back", "reset",    "path", "help",
+      "quit",   "bt",         "regs", "continue", "next"};
   return names;
 }
 
@@ -229,7 +232,9 @@ void Explorer::restart() {
 
 void Explorer::take(const Step &step, bool quiet) {
   auto before = run_->read_state();
-  auto fault = step.message ? run_->step(*step.message) : run_->tick(step.tick);
+  auto fault = step.what.kind == app::Step::Kind::kTick
+                   ? run_->tick(step.tick)
+                   : run_->step(action_of(*spec_, step.what));
   log_ = watcher_->trace().take();
   if (!fault || !before) {
     fmt::print("error: {}; 'back' or 'reset' starts the target again\n",
@@ -262,7 +267,8 @@ bool Explorer::execute(const std::string &line) {
     return true;
   if (word == "quit" || word == "q")
     return false;
-  const bool live = word == "send" || word == "tick" || word == "state";
+  const bool live = word == "send" || word == "disconnect" || word == "tick" ||
+                    word == "state";
   if (live && ended_) {
     fmt::print("the target has ended; 'back' or 'reset' starts it again\n");
     return true;
@@ -279,6 +285,8 @@ void Explorer::execute(const std::string &word, const std::string &argument) {
   {
     if (word == "send")
       send(argument);
+    else if (word == "disconnect")
+      disconnect(argument);
     else if (word == "tick")
       tick(argument);
     else if (word == "state")
@@ -299,8 +307,12 @@ void Explorer::execute(const std::string &word, const std::string &argument) {
       show_path();
     else if (word == "help")
       fmt::print(
-          "send NAME|TEXT   send message NAME (1, 2, ... as given with -m) "
+          "send N|TEXT      send message N (1, 2, ... as given with -m) "
           "or TEXT (C escapes)\n"
+          "send CLIENT:TEXT with --client: send TEXT as CLIENT (a plain "
+          "TEXT is the first client's)\n"
+          "disconnect CLIENT  close CLIENT's connection (its next message "
+          "connects again)\n"
           "tick [DURATION]  advance the virtual clock (default --tick)\n"
           "state            the regions (hex and ASCII) and the fingerprint\n"
           "log              the last step's system calls, with backtraces\n"
@@ -317,34 +329,72 @@ void Explorer::execute(const std::string &word, const std::string &argument) {
   }
 }
 
+void Explorer::take_next(Step step) {
+  path_.push_back(std::move(step));
+  fmt::print("step {}: {}\n", path_.size(),
+             step_text(path_.back().what, path_.back().tick_text));
+  take(path_.back(), false);
+}
+
 void Explorer::send(const std::string &argument) {
   if (argument.empty()) {
     fmt::print("send what? a message number (1-{}) or a text\n",
                options_.messages.size());
     return;
   }
-  std::size_t index = 0;
-  const bool numbered =
-      argument.find_first_not_of("0123456789") == std::string::npos;
-  if (numbered) {
-    index = std::stoul(argument) - 1;
-    if (index >= options_.messages.size()) {
-      fmt::print("there is no message {}\n", argument);
-      return;
-    }
-  } else {
-    const std::string text = decode_messages({argument}).front();
-    const auto known =
-        std::find(spec_->messages.begin(), spec_->messages.end(), text);
-    index = static_cast<std::size_t>(known - spec_->messages.begin());
-    if (known == spec_->messages.end()) {
-      spec_->messages.push_back(text);
-      if (!spec_->clients.empty())
-        spec_->client_of.push_back(0); // a text of the first client
-    }
+  if (argument.find_first_not_of("0123456789") != std::string::npos) {
+    take_next({text_step(argument), {}, ""});
+    return;
   }
-  path_.push_back({index, {}, ""});
-  take(path_.back(), false);
+  std::size_t number = 0;
+  std::from_chars(argument.data(), argument.data() + argument.size(), number);
+  if (number == 0 || number > options_.messages.size()) {
+    fmt::print("there is no message {}\n", argument);
+    return;
+  }
+  take_next(
+      {step_of(*spec_, static_cast<tracer::ActionId>(number - 1)), {}, ""});
+}
+
+app::Step Explorer::text_step(const std::string &argument) const {
+  if (spec_->clients.empty())
+    return {app::Step::Kind::kSend, "", decode_messages({argument}).front()};
+  // A text whose part before its first colon is a word names a client; a
+  // literal colon of the first client's is sent as FIRST:TEXT or \x3a.
+  const auto colon = argument.find(':');
+  const std::string name = argument.substr(0, colon);
+  if (colon == std::string::npos || name.empty() ||
+      name.find_first_of(" \t\\") != std::string::npos)
+    return {app::Step::Kind::kSend, spec_->clients.front(),
+            decode_messages({argument}).front()};
+  require_client(name);
+  const std::string text =
+      decode_messages({argument.substr(colon + 1)}).front();
+  if (text.empty())
+    usage(fmt::format("send {}: what? give a text after the colon", name));
+  return {app::Step::Kind::kSend, name, text};
+}
+
+void Explorer::require_client(const std::string &name) const {
+  const auto &clients = spec_->clients;
+  if (std::find(clients.begin(), clients.end(), name) == clients.end())
+    usage(fmt::format("unknown client '{}' (the clients are {})", name,
+                      fmt::join(clients, ", ")));
+}
+
+void Explorer::disconnect(const std::string &argument) {
+  if (spec_->clients.empty()) {
+    fmt::print("disconnect needs named clients: start explore with "
+               "--client NAME -m ...\n");
+    return;
+  }
+  if (argument.empty()) {
+    fmt::print("disconnect which client? {}\n",
+               fmt::join(spec_->clients, ", "));
+    return;
+  }
+  require_client(argument);
+  take_next({{app::Step::Kind::kDisconnect, argument, ""}, {}, ""});
 }
 
 void Explorer::tick(const std::string &argument) {
@@ -358,8 +408,9 @@ void Explorer::tick(const std::string &argument) {
     fmt::print("bad duration: {}\n", duration.error().message);
     return;
   }
-  path_.push_back({std::nullopt, *duration, format_duration(*duration)});
-  take(path_.back(), false);
+  take_next({{app::Step::Kind::kTick, "", ""},
+             *duration,
+             format_duration(*duration)});
 }
 
 void Explorer::show_state() const {
@@ -437,13 +488,9 @@ void Explorer::show_path() const {
   TargetOptions target = options_;
   std::vector<app::Step> steps;
   for (const Step &step : path_) {
-    if (step.message) {
-      steps.push_back(
-          step_of(*spec_, static_cast<tracer::ActionId>(*step.message)));
-    } else {
-      steps.push_back({app::Step::Kind::kTick, "", ""});
+    steps.push_back(step.what);
+    if (step.what.kind == app::Step::Kind::kTick)
       target.tick = step.tick_text; // replay takes one tick length
-    }
   }
   fmt::print("{}\n", replay_command_line(target, steps));
 }

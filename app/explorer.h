@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/report.h"
 #include "app/site_marks.h"
 #include "app/target_options.h"
 #include "tracer/network_namespace.h"
@@ -41,9 +42,9 @@ public:
 
 private:
   class Watcher;
-  // A step of the path: a message (an index into the spec's) or a tick.
+  // A step of the path; a tick of any length, not only --tick's.
   struct Step {
-    std::optional<std::size_t> message;
+    app::Step what;
     std::chrono::nanoseconds tick{};
     std::string tick_text;
   };
@@ -52,7 +53,14 @@ private:
   void restart();
   // Takes the step, printing what the target did unless quiet.
   void take(const Step &step, bool quiet);
+  // Adds step to the path and takes it.
+  void take_next(Step step);
   void send(const std::string &argument);
+  // The step of `send TEXT` or, with clients, `send NAME:TEXT`.
+  [[nodiscard]] app::Step text_step(const std::string &argument) const;
+  // Throws UserError unless name is one of the --client names.
+  void require_client(const std::string &name) const;
+  void disconnect(const std::string &argument);
   void tick(const std::string &argument);
   void show_state() const;
   void show_log() const;
