@@ -236,6 +236,7 @@ void Explorer::take(const Step &step, bool quiet) {
                    ? run_->tick(step.tick)
                    : run_->step(action_of(*spec_, step.what));
   log_ = watcher_->trace().take();
+  const auto received = run_->drain(); // also when quiet: not the next's
   if (!fault || !before) {
     fmt::print("error: {}; 'back' or 'reset' starts the target again\n",
                !fault ? fault.error().message : before.error().message);
@@ -249,7 +250,7 @@ void Explorer::take(const Step &step, bool quiet) {
     for (auto &call : calls)
       call.backtrace.clear();
     print_calls(calls, "  ");
-    print_responses(*spec_, run_->drain());
+    print_responses(*spec_, received);
   }
   if (*fault) {
     fmt::print("the target {}; 'back' or 'reset' starts it again\n",
