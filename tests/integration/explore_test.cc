@@ -123,6 +123,105 @@ TEST_F(Explore, ATargetThatDiesEndsOnlyTheRun) {
   EXPECT_TRUE(has(run.out, "back at step 0 (replayed)")) << run.out;
 }
 
+// lock_server with clients A and B, each with LOCK and UNLOCK.
+std::vector<std::string> lock_clients(const std::string &server) {
+  return {"--client",  "A",         "-m",         "LOCK\\n", "-m",
+          "UNLOCK\\n", "--client",  "B",          "-m",      "LOCK\\n",
+          "-m",        "UNLOCK\\n", "--region",   "held",    "--invariant",
+          "exclusive", "--",        demo(server), "7000"};
+}
+
+// The `cmc replay` line that path printed, run by the shell; its exit
+// status.
+int run_path(const std::string &out) {
+  const std::string marker = "\ncmc replay ";
+  const auto at = out.find(marker);
+  if (at == std::string::npos)
+    return -1;
+  const auto begin = at + marker.size();
+  const std::string shell = cmc_binary() + " replay " +
+                            out.substr(begin, out.find('\n', begin) - begin) +
+                            " > /dev/null";
+  return WEXITSTATUS(std::system(shell.c_str()));
+}
+
+TEST_F(Explore, NamedClientsBreakTheLockAndThePathReproducesIt) {
+  const Outcome run =
+      explore(lock_clients("lock_server_bug"),
+              "send A:LOCK\\n\nsend B:UNLOCK\\n\nsend B:LOCK\\n\nstate\npath\n"
+              "quit\n");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(has(run.out, "step 1: A: send \"LOCK\\n\"\n")) << run.out;
+  EXPECT_TRUE(has(run.out, "step 2: B: send \"UNLOCK\\n\"\n")) << run.out;
+  EXPECT_TRUE(has(run.out, "  response to B: \"OK\\n\"\n  changed: held+0 "
+                           "02 -> 01\nstep 3: B: send \"LOCK\\n\"\n"))
+      << run.out;
+  // A's byte (granted, never released) and B's (granted now): both set.
+  EXPECT_TRUE(has(run.out, "held (4 bytes):\n  0000  01 02 00 00 ")) << run.out;
+  EXPECT_TRUE(has(run.out, "\ncmc replay --client A --client B --region held "
+                           "--invariant exclusive --steps 'A:LOCK\\n' "
+                           "'B:UNLOCK\\n' 'B:LOCK\\n' -- " +
+                               demo("lock_server_bug") + " 7000\n"))
+      << run.out;
+  EXPECT_EQ(run_path(run.out), 1);
+}
+
+TEST_F(Explore, NumberedMessagesPlainTextAndDisconnectAsClients) {
+  const Outcome run =
+      explore(lock_clients("lock_server"),
+              "send 3\nsend LOCK\\n\ndisconnect B\nsend A:LOCK\\n\nback\npath\n"
+              "send 2\nreset\nstate\nquit\n");
+  ASSERT_EQ(run.status, 0) << run.err;
+  // Message 3 is B's LOCK; B connects first, so its byte is held+0.
+  EXPECT_TRUE(has(run.out, "step 1: B: send \"LOCK\\n\"\n")) << run.out;
+  EXPECT_TRUE(has(run.out, "response to B: \"OK\\n\"\n  changed: held+0 "
+                           "00 -> 02\n"))
+      << run.out;
+  // A plain text is the first client's.
+  EXPECT_TRUE(has(run.out, "step 2: A: send \"LOCK\\n\"\n")) << run.out;
+  EXPECT_TRUE(has(run.out, "response to A: \"BUSY\\n\"\n")) << run.out;
+  // B's FIN gives the lock up, and A takes it.
+  EXPECT_TRUE(has(run.out, "step 3: B: disconnect\n")) << run.out;
+  EXPECT_TRUE(has(run.out, "changed: held+0 02 -> 00\nstep 4: A: send"))
+      << run.out;
+  EXPECT_TRUE(has(run.out, "response to A: \"OK\\n\"\n  changed: held+1 00 "
+                           "-> 02\n"))
+      << run.out;
+  EXPECT_TRUE(has(run.out, "back at step 3 (replayed)\ncmc replay --client A "
+                           "--client B --region held --invariant exclusive "
+                           "--steps 'B:LOCK\\n' 'A:LOCK\\n' B:disconnect --"))
+      << run.out;
+  // The replayed steps' replies are not taken for the next step's.
+  EXPECT_TRUE(has(run.out, "step 4: A: send \"UNLOCK\\n\"\n")) << run.out;
+  EXPECT_TRUE(has(run.out, "  response to A: \"NOT HELD\\n\"\n")) << run.out;
+  EXPECT_TRUE(has(run.out, "  0000  00 00 00 00 ")) << run.out;
+  EXPECT_TRUE(has(run.out, "after 0 steps\n")) << run.out;
+  EXPECT_EQ(run_path(run.out), 0);
+}
+
+TEST_F(Explore, AnUnknownClientIsOneErrorLineAndTheSessionGoesOn) {
+  const Outcome run =
+      explore(lock_clients("lock_server"),
+              "send C:LOCK\\n\ndisconnect C\nsend A:LOCK\\n\nstate\nhelp\n"
+              "quit\n");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string error = "error: unknown client 'C' (the clients are A, "
+                            "B)\n";
+  EXPECT_TRUE(has(run.out, "'help' lists the commands\n" + error + error +
+                               "step 1: A: send \"LOCK\\n\"\n"))
+      << run.out;
+  EXPECT_TRUE(has(run.out, "after 1 steps\n")) << run.out;
+  EXPECT_TRUE(has(run.out, "\ndisconnect CLIENT  close CLIENT's connection"))
+      << run.out;
+  // Without --client there is no one to name.
+  const Outcome one = explore({"-m", "SET a\\n", "--", demo("kv"), "7000"},
+                              "disconnect A\nstate\nquit\n");
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_TRUE(has(one.out, "disconnect needs named clients: start explore "
+                           "with --client NAME -m ...\n"))
+      << one.out;
+}
+
 // The live processes running path.
 std::vector<pid_t> running(const std::string &path) {
   std::vector<pid_t> found;
@@ -219,6 +318,9 @@ TEST_F(Explore, AnInteractiveSessionInATerminal) {
   terminal.keys("state Enter");
   ASSERT_TRUE(terminal.shows("after 2 steps")) << terminal.screen();
   EXPECT_EQ(running(kv).size(), 1U);
+  terminal.keys("disc Tab Enter");
+  ASSERT_TRUE(terminal.shows("disconnect needs named clients"))
+      << terminal.screen();
   terminal.keys("quit Enter");
   ASSERT_TRUE(terminal.shows("cmc-exited-0")) << terminal.screen();
   EXPECT_TRUE(running(kv).empty());
