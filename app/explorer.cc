@@ -424,8 +424,9 @@ void Explorer::show_state() const {
     fmt::print("{} ({} bytes):\n", region.name, region.length);
     hex_dump(std::span(*state).subspan(region.offset, region.length));
   }
-  fmt::print("fingerprint {} after {} steps\n", run_->fingerprint(*state).hex(),
-             path_.size());
+  fmt::print("fingerprint {} after {} step{}\n",
+             run_->fingerprint(*state).hex(), path_.size(),
+             path_.size() == 1 ? "" : "s");
 }
 
 void Explorer::show_log() const {

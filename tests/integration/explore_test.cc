@@ -210,7 +210,7 @@ TEST_F(Explore, AnUnknownClientIsOneErrorLineAndTheSessionGoesOn) {
   EXPECT_TRUE(has(run.out, "'help' lists the commands\n" + error + error +
                                "step 1: A: send \"LOCK\\n\"\n"))
       << run.out;
-  EXPECT_TRUE(has(run.out, "after 1 steps\n")) << run.out;
+  EXPECT_TRUE(has(run.out, "after 1 step\n")) << run.out;
   EXPECT_TRUE(has(run.out, "\ndisconnect CLIENT  close CLIENT's connection"))
       << run.out;
   // Without --client there is no one to name.
@@ -309,7 +309,7 @@ TEST_F(Explore, AnInteractiveSessionInATerminal) {
       << terminal.screen();
   // Tab completes "sta" to state; Up twice recalls "send 1".
   terminal.keys("sta Tab Enter");
-  ASSERT_TRUE(terminal.shows("after 1 steps")) << terminal.screen();
+  ASSERT_TRUE(terminal.shows("after 1 step")) << terminal.screen();
   terminal.keys("Up Up Enter");
   ASSERT_TRUE(terminal.shows("(cmc) send 1", 2)) << terminal.screen();
   ASSERT_TRUE(terminal.shows("response: \"OK\\n\"", 2)) << terminal.screen();
