@@ -188,7 +188,9 @@ private:
 
 Explorer::Explorer(const TargetOptions &options, ReadLine read_line)
     : options_(options), spec_(target_spec(options)),
-      layout_(layout_of(spec_->regions)), netns_(make_netns()) {
+      layout_(layout_of(spec_->regions)),
+      property_(make_check_property(options_, spec_, layout_)),
+      netns_(make_netns()) {
   spec_->launch.observe = true;
   spec_->launch.netns = netns_.fd();
   watcher_ = std::make_unique<Watcher>(
@@ -224,6 +226,8 @@ void Explorer::restart() {
     cannot_check(run.error().message);
   run_.emplace(std::move(*run));
   ended_ = false;
+  states_.clear();
+  received_.clear();
   for (const Step &step : path_)
     take(step, true);
   log_ = watcher_->trace().take();
@@ -236,15 +240,17 @@ void Explorer::take(const Step &step, bool quiet) {
                    ? run_->tick(step.tick)
                    : run_->step(action_of(*spec_, step.what));
   log_ = watcher_->trace().take();
-  const auto received = run_->drain(); // also when quiet: not the next's
-  if (!fault || !before) {
+  auto received = run_->drain(); // also when quiet: not the next's
+  Result<std::vector<std::byte>> after =
+      fault && !*fault ? run_->read_state() : std::vector<std::byte>();
+  if (!fault || !before || !after) {
     fmt::print("error: {}; 'back' or 'reset' starts the target again\n",
-               !fault ? fault.error().message : before.error().message);
+               !fault    ? fault.error().message
+               : !before ? before.error().message
+                         : after.error().message);
     ended_ = true;
     return;
   }
-  if (quiet && !*fault)
-    return;
   if (!quiet) {
     std::vector<tracer::TracedCall> calls = log_;
     for (auto &call : calls)
@@ -253,13 +259,23 @@ void Explorer::take(const Step &step, bool quiet) {
     print_responses(*spec_, received);
   }
   if (*fault) {
-    fmt::print("the target {}; 'back' or 'reset' starts it again\n",
-               (*fault)->describe());
+    (*fault)->step = received_.size();
+    fmt::print("violated: {}; 'back' or 'reset' starts the target again\n",
+               (*fault)->violation());
     ended_ = true;
     return;
   }
-  if (auto after = run_->read_state(); after)
+  if (!quiet)
     print_changes(layout_, *before, *after);
+  if (states_.empty())
+    states_.push_back(std::move(*before));
+  states_.push_back(std::move(*after));
+  received_.push_back(std::move(received));
+  if (quiet)
+    return;
+  const std::vector<tracer::ActionId> path = actions();
+  if (auto violation = property_->check_last_step({path, states_, received_}))
+    fmt::print("violated: {}\n", *violation);
 }
 
 bool Explorer::execute(const std::string &line) {
@@ -484,6 +500,13 @@ void Explorer::back() {
   path_.pop_back();
   restart();
   fmt::print("back at step {} (replayed)\n", path_.size());
+}
+
+std::vector<tracer::ActionId> Explorer::actions() const {
+  std::vector<tracer::ActionId> actions;
+  for (const Step &step : path_)
+    actions.push_back(action_of(*spec_, step.what));
+  return actions;
 }
 
 void Explorer::show_path() const {

@@ -69,10 +69,19 @@ private:
   void show_sites();
   void back();
   void show_path() const;
+  // The path's steps as actions of the spec, for the property.
+  [[nodiscard]] std::vector<tracer::ActionId> actions() const;
 
   TargetOptions options_;
   std::shared_ptr<tracer::TargetSpec> spec_;
   std::vector<search::RegionLayout> layout_;
+  // --invariant, --forbid-response and --property, checked after every
+  // step as check does; a violation is reported and the session goes on.
+  std::unique_ptr<search::Property> property_;
+  // The live run's states after each step ([0] the initial one) and what
+  // each client received in each step, for the property.
+  std::vector<std::vector<std::byte>> states_;
+  std::vector<std::vector<std::string>> received_;
   tracer::NetworkNamespace netns_;
   std::unique_ptr<Watcher> watcher_;
   std::optional<tracer::TargetRun> run_;

@@ -272,10 +272,7 @@ int run_replay(const ReplayOptions &options) {
     states.push_back(std::move(*after));
     const std::span<const tracer::ActionId> path(actions.data(), i + 1);
     violation =
-        property->check(states[i], states[i + 1])
-            .value_or(property->check_response(received.back()).value_or(""));
-    if (violation.empty() && property->needs_path())
-      violation = property->check_path({path, states, received}).value_or("");
+        property->check_last_step({path, states, received}).value_or("");
   }
   if (!violation.empty()) {
     fmt::print("violated: {} (at step {} of {})\n", violation, failed_step,

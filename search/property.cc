@@ -81,6 +81,21 @@ AllOf::check_response(std::span<const std::string> received) const {
   });
 }
 
+std::optional<std::string>
+Property::check_last_step(const PathView &path) const {
+  const std::size_t steps = path.path.size();
+  CMC_CHECK(steps > 0 && path.states.size() == steps + 1 &&
+                path.received.size() == steps,
+            "a path view of a state and a response per step");
+  std::optional<std::string> violation =
+      check(path.states[steps - 1], path.states[steps]);
+  if (!violation)
+    violation = check_response(path.received.back());
+  if (!violation && needs_path())
+    violation = check_path(path);
+  return violation;
+}
+
 std::optional<std::string> AllOf::check_path(const PathView &path) const {
   return first_violation(parts_, [&](const Property &part) {
     return part.needs_path() ? part.check_path(path) : std::nullopt;

@@ -58,6 +58,13 @@ public:
     return std::nullopt;
   }
   [[nodiscard]] virtual bool needs_path() const { return false; }
+
+  // Every check of the last step of a run's path, in the search's order:
+  // the regions before -> after it, its responses, then (needs_path) the
+  // whole path. For the runs that show one path step by step (replay,
+  // explore); the search itself runs check_path on its workers.
+  [[nodiscard]] std::optional<std::string>
+  check_last_step(const PathView &path) const;
 };
 
 // Every one of several properties; a violation names the first broken.

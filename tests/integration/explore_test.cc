@@ -116,7 +116,11 @@ TEST_F(Explore, ATargetThatDiesEndsOnlyTheRun) {
       explore({"-m", "CRASH\\n", "--", target("misbehave"), "serve", "7000"},
               "send 1\nsend 1\nback\nstate\nquit\n");
   ASSERT_EQ(run.status, 0) << run.err;
-  EXPECT_TRUE(has(run.out, "the target killed by SIGSEGV")) << run.out;
+  EXPECT_TRUE(has(run.out, "violated: target killed by SIGSEGV during step "
+                           "1; it last wrote \"misbehave: crashing on "
+                           "purpose\"; 'back' or 'reset' starts the target "
+                           "again\n"))
+      << run.out;
   EXPECT_TRUE(has(run.out, "the target has ended; 'back' or 'reset' starts "
                            "it again\n"))
       << run.out;
@@ -158,6 +162,11 @@ TEST_F(Explore, NamedClientsBreakTheLockAndThePathReproducesIt) {
       << run.out;
   // A's byte (granted, never released) and B's (granted now): both set.
   EXPECT_TRUE(has(run.out, "held (4 bytes):\n  0000  01 02 00 00 ")) << run.out;
+  // --invariant exclusive is checked after each step, as check does.
+  EXPECT_TRUE(has(run.out, "changed: held+1 00 -> 02\nviolated: exclusive: "
+                           "byte 0 of held and byte 1 of held are both set\n"))
+      << run.out;
+  EXPECT_EQ(run.out.find("violated:"), run.out.rfind("violated:")) << run.out;
   EXPECT_TRUE(has(run.out, "\ncmc replay --client A --client B --region held "
                            "--invariant exclusive --steps 'A:LOCK\\n' "
                            "'B:UNLOCK\\n' 'B:LOCK\\n' -- " +
@@ -197,6 +206,26 @@ TEST_F(Explore, NumberedMessagesPlainTextAndDisconnectAsClients) {
   EXPECT_TRUE(has(run.out, "  0000  00 00 00 00 ")) << run.out;
   EXPECT_TRUE(has(run.out, "after 0 steps\n")) << run.out;
   EXPECT_EQ(run_path(run.out), 0);
+}
+
+// A plugin sees the whole path of the live run, replies included: on
+// lock_server -DBUG the second grant to A breaks lock_grant at step 3, and
+// after back the same step on the replayed run breaks it again.
+TEST_F(Explore, APluginPropertyIsCheckedAfterEveryStep) {
+  const Outcome run =
+      explore({"--client", "A", "-m", "LOCK\\n", "-m", "UNLOCK\\n", "--client",
+               "B", "-m", "LOCK\\n", "-m", "UNLOCK\\n", "--property",
+               plugin("lock_grant"), "--", demo("lock_server_bug"), "7000"},
+              "send A:LOCK\\n\nsend B:UNLOCK\\n\nsend A:LOCK\\n\nback\n"
+              "send A:LOCK\\n\nquit\n");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string violation =
+      "violated: lock-grant: step 3 granted the lock to client A, but client "
+      "A holds it since step 1\n";
+  const auto first = run.out.find(violation);
+  ASSERT_NE(first, std::string::npos) << run.out;
+  EXPECT_LT(run.out.find("step 3: A: send"), first) << run.out;
+  EXPECT_NE(run.out.find(violation, first + 1), std::string::npos) << run.out;
 }
 
 TEST_F(Explore, AnUnknownClientIsOneErrorLineAndTheSessionGoesOn) {
