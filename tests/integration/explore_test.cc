@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -269,17 +270,22 @@ std::vector<pid_t> running(const std::string &path) {
 class Terminal {
 public:
   // A tmux server of its own (-L), which becomes this test's child (the
-  // test is a subreaper): the destructor stops and reaps it.
+  // test is a subreaper): the destructor stops and reaps it, and the
+  // pane's shell, which the server's end leaves to this test too (it would
+  // die of the hangup, but perhaps only after the leak check).
   explicit Terminal(const std::string &command)
       : tmux_(fmt::format("tmux -L cmc-test-{}", getpid())) {
     run(fmt::format("{} new-session -d -x 160 -y 50 \"{}\"", tmux_, command));
     server_ = std::stoi(output(tmux_ + " display -p '#{pid}'"));
+    pane_ = std::stoi(output(tmux_ + " display -p '#{pane_pid}'"));
   }
   Terminal(const Terminal &) = delete;
   Terminal &operator=(const Terminal &) = delete;
   ~Terminal() {
     run(tmux_ + " kill-server");
     waitpid(server_, nullptr, 0);
+    kill(pane_, SIGKILL);
+    waitpid(pane_, nullptr, 0);
   }
 
   void keys(const std::string &keys) const {
@@ -321,6 +327,7 @@ private:
   }
   std::string tmux_;
   pid_t server_ = -1;
+  pid_t pane_ = -1; // the shell running the command
 };
 
 TEST_F(Explore, AnInteractiveSessionInATerminal) {
