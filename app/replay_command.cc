@@ -216,67 +216,93 @@ std::string replay_command_line(const TargetOptions &options,
   return line;
 }
 
-int run_replay(const ReplayOptions &options) {
-  const Plan plan = plan_of(options);
-  auto spec = target_spec(plan.target);
-  const auto actions = actions_of(plan.steps, *spec);
-  const auto layout = layout_of(spec->regions);
-  const auto property = make_check_property(plan.target, spec, layout);
-  auto netns = tracer::NetworkNamespace::create();
-  if (!netns)
-    cannot_check(netns.error().message);
-  tracer::LaunchSpec launch = spec->launch;
+namespace {
+
+// The target started as replay shows it: every system call stops.
+tracer::TargetRun start_observed(const tracer::TargetSpec &spec,
+                                 const tracer::NetworkNamespace &netns,
+                                 tracer::SyscallTrace &trace,
+                                 bool list_startup) {
+  tracer::LaunchSpec launch = spec.launch;
   launch.observe = true;
-  launch.netns = netns->fd();
-  tracer::SyscallTrace trace(options.backtrace);
+  launch.netns = netns.fd();
   bool located = false;
-  auto run = tracer::TargetRun::start(*spec, launch, located, &trace);
+  auto run = tracer::TargetRun::start(spec, launch, located, &trace);
   if (!run)
     cannot_check(run.error().message);
   const auto startup = trace.take();
   fmt::print("start: {} system calls until the target waited for a client{}\n",
-             startup.size(), options.startup ? ":" : " (--startup lists them)");
-  if (options.startup)
+             startup.size(), list_startup ? ":" : " (--startup lists them)");
+  if (list_startup)
     print_calls(startup, "  ");
-  std::string violation;
-  std::size_t failed_step = 0;
+  return std::move(*run);
+}
+
+struct Violation {
+  std::string text; // "" when none
+  std::size_t step = 0;
+};
+
+// Takes the steps one by one, printing what the target did in each, until
+// one breaks the property.
+Violation take_steps(tracer::TargetRun &run, tracer::SyscallTrace &trace,
+                     const tracer::TargetSpec &spec, const Plan &plan,
+                     const std::vector<tracer::ActionId> &actions,
+                     const search::Property &property) {
+  const auto layout = layout_of(spec.regions);
   // Every state and what every client received, for properties over the
   // whole path.
   std::vector<std::vector<std::byte>> states;
   std::vector<std::vector<std::string>> received;
-  if (auto initial = run->read_state())
+  if (auto initial = run.read_state())
     states.push_back(std::move(*initial));
   else
     cannot_check(initial.error().message);
-  for (std::size_t i = 0; i < actions.size() && violation.empty(); ++i) {
+  for (std::size_t i = 0; i < actions.size(); ++i) {
     fmt::print("step {}: {}\n", i + 1,
                step_text(plan.steps[i], plan.target.tick));
-    auto fault = run->step(actions[i]);
+    auto fault = run.step(actions[i]);
     if (!fault)
       cannot_check(fault.error().message);
     print_calls(trace.take(), "  ");
-    if (const auto waiting = trace.pending(run->tracee()); waiting && !*fault)
+    if (const auto waiting = trace.pending(run.tracee()); waiting && !*fault)
       fmt::print("  waiting in: {}\n", waiting->text);
-    received.push_back(run->drain());
-    print_responses(*spec, received.back());
-    failed_step = i + 1;
+    received.push_back(run.drain());
+    print_responses(spec, received.back());
     if (*fault) {
       (*fault)->step = i;
-      violation = (*fault)->violation();
-      break;
+      return {(*fault)->violation(), i + 1};
     }
-    auto after = run->read_state();
+    auto after = run.read_state();
     if (!after)
       cannot_check(after.error().message);
     print_changes(layout, states.back(), *after);
     states.push_back(std::move(*after));
     const std::span<const tracer::ActionId> path(actions.data(), i + 1);
-    violation =
-        property->check_last_step({path, states, received}).value_or("");
+    if (auto violation = property.check_last_step({path, states, received}))
+      return {*violation, i + 1};
   }
-  if (!violation.empty()) {
-    fmt::print("violated: {} (at step {} of {})\n", violation, failed_step,
-               actions.size());
+  return {};
+}
+
+} // namespace
+
+int run_replay(const ReplayOptions &options) {
+  const Plan plan = plan_of(options);
+  auto spec = target_spec(plan.target);
+  const auto actions = actions_of(plan.steps, *spec);
+  const auto property =
+      make_check_property(plan.target, spec, layout_of(spec->regions));
+  auto netns = tracer::NetworkNamespace::create();
+  if (!netns)
+    cannot_check(netns.error().message);
+  tracer::SyscallTrace trace(options.backtrace);
+  tracer::TargetRun run = start_observed(*spec, *netns, trace, options.startup);
+  const Violation violation =
+      take_steps(run, trace, *spec, plan, actions, *property);
+  if (!violation.text.empty()) {
+    fmt::print("violated: {} (at step {} of {})\n", violation.text,
+               violation.step, actions.size());
     return static_cast<int>(ExitCode::kViolation);
   }
   if (!plan.expected.empty())
