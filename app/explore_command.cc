@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include <editline/readline.h>
 
@@ -31,22 +33,39 @@ void catch_interrupts() {
   pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
 }
 
-char *command_generator(const char *text, int state) {
+// What Tab offers: the commands at the start of a line, the clients after
+// `disconnect ` and `NAME:` after `send `.
+const std::vector<std::string> *candidates = nullptr;
+std::vector<std::string> client_names;
+std::vector<std::string> client_prefixes;
+
+char *candidate_generator(const char *text, int state) {
   static std::size_t next = 0;
   if (state == 0)
     next = 0;
-  const auto &names = Explorer::commands();
-  while (next < names.size()) {
-    const std::string &name = names[next++];
-    if (name.rfind(text, 0) == 0)
-      return strdup(name.c_str());
+  while (next < candidates->size()) {
+    const std::string &word = (*candidates)[next++];
+    if (word.rfind(text, 0) == 0)
+      return strdup(word.c_str());
   }
   return nullptr;
 }
 
 char **complete(const char *text, int start, int /*end*/) {
   rl_attempted_completion_over = 1;
-  return start == 0 ? rl_completion_matches(text, command_generator) : nullptr;
+  const std::string before(rl_line_buffer, static_cast<std::size_t>(start));
+  rl_completion_append_character = ' ';
+  if (start == 0) {
+    candidates = &Explorer::commands();
+  } else if (before == "disconnect ") {
+    candidates = &client_names;
+  } else if (before == "send ") {
+    candidates = &client_prefixes;
+    rl_completion_append_character = '\0'; // the text follows the colon
+  } else {
+    return nullptr;
+  }
+  return rl_completion_matches(text, candidate_generator);
 }
 
 std::optional<std::string> read_terminal(const char *prompt) {
@@ -88,6 +107,9 @@ int run_explore(const TargetOptions &options) {
   if (terminal) {
     catch_interrupts();
     rl_attempted_completion_function = complete;
+    client_names = options.clients;
+    for (const std::string &name : client_names)
+      client_prefixes.push_back(name + ":");
     read_line = read_terminal;
   }
   std::setvbuf(stdout, nullptr, _IOLBF, 0);

@@ -34,6 +34,7 @@ struct Catch {
   std::optional<long> number;
 };
 
+// The command word and its argument, blanks around both dropped.
 std::pair<std::string, std::string> split_command(const std::string &line) {
   const auto begin = line.find_first_not_of(" \t");
   if (begin == std::string::npos)
@@ -43,7 +44,12 @@ std::pair<std::string, std::string> split_command(const std::string &line) {
   const auto rest = end == std::string::npos
                         ? std::string::npos
                         : line.find_first_not_of(" \t", end);
-  return {word, rest == std::string::npos ? "" : line.substr(rest)};
+  if (rest == std::string::npos)
+    return {word, ""};
+  // Trailing blanks (a completed word ends in one) are no part of it; a
+  // text that ends in one writes it \x20.
+  const auto last = line.find_last_not_of(" \t");
+  return {word, line.substr(rest, last + 1 - rest)};
 }
 
 void print_registers(const user_regs_struct &regs) {

@@ -362,5 +362,26 @@ TEST_F(Explore, AnInteractiveSessionInATerminal) {
   EXPECT_TRUE(running(kv).empty());
 }
 
+// With clients, Tab completes `send bo` to `send bob:` (no blank: the text
+// follows) and `disconnect al` to `disconnect alice`.
+TEST_F(Explore, TabCompletesClientNamesInATerminal) {
+  const std::string server = path("lock_server");
+  std::filesystem::copy_file(demo("lock_server"), server);
+  const Terminal terminal(fmt::format(
+      "{} explore --client alice -m 'LOCK\\\\n' --client bob -m "
+      "'LOCK\\\\n' --region held -- {} 7000; echo cmc-exited-$?; exec cat",
+      cmc_binary(), server));
+  ASSERT_TRUE(terminal.shows("(cmc)")) << terminal.screen();
+  terminal.keys("'send bo' Tab 'LOCK\\n' Enter");
+  ASSERT_TRUE(terminal.shows("step 1: bob: send \"LOCK\\n\""))
+      << terminal.screen();
+  ASSERT_TRUE(terminal.shows("changed: held+0 00 -> 02")) << terminal.screen();
+  terminal.keys("'disconnect al' Tab Enter");
+  ASSERT_TRUE(terminal.shows("step 2: alice: disconnect")) << terminal.screen();
+  terminal.keys("quit Enter");
+  ASSERT_TRUE(terminal.shows("cmc-exited-0")) << terminal.screen();
+  EXPECT_TRUE(running(server).empty());
+}
+
 } // namespace
 } // namespace cmc::testing
