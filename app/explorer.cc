@@ -240,23 +240,27 @@ void Explorer::restart() {
   watcher_->arm(true);
 }
 
+void Explorer::end_run(const std::string &why) {
+  fmt::print("{}; 'back' or 'reset' starts the target again\n", why);
+  ended_ = true;
+}
+
 void Explorer::take(const Step &step, bool quiet) {
-  auto before = run_->read_state();
+  // The state before a step is the one read after the last: the target
+  // stays quiescent in between.
+  if (states_.empty()) {
+    auto initial = run_->read_state();
+    if (!initial)
+      return end_run("error: " + initial.error().message);
+    states_.push_back(std::move(*initial));
+  }
   auto fault = step.what.kind == app::Step::Kind::kTick
                    ? run_->tick(step.tick)
                    : run_->step(action_of(*spec_, step.what));
   log_ = watcher_->trace().take();
   auto received = run_->drain(); // also when quiet: not the next's
-  Result<std::vector<std::byte>> after =
-      fault && !*fault ? run_->read_state() : std::vector<std::byte>();
-  if (!fault || !before || !after) {
-    fmt::print("error: {}; 'back' or 'reset' starts the target again\n",
-               !fault    ? fault.error().message
-               : !before ? before.error().message
-                         : after.error().message);
-    ended_ = true;
-    return;
-  }
+  if (!fault)
+    return end_run("error: " + fault.error().message);
   if (!quiet) {
     std::vector<tracer::TracedCall> calls = log_;
     for (auto &call : calls)
@@ -266,15 +270,13 @@ void Explorer::take(const Step &step, bool quiet) {
   }
   if (*fault) {
     (*fault)->step = received_.size();
-    fmt::print("violated: {}; 'back' or 'reset' starts the target again\n",
-               (*fault)->violation());
-    ended_ = true;
-    return;
+    return end_run("violated: " + (*fault)->violation());
   }
+  auto after = run_->read_state();
+  if (!after)
+    return end_run("error: " + after.error().message);
   if (!quiet)
-    print_changes(layout_, *before, *after);
-  if (states_.empty())
-    states_.push_back(std::move(*before));
+    print_changes(layout_, states_.back(), *after);
   states_.push_back(std::move(*after));
   received_.push_back(std::move(received));
   if (quiet)

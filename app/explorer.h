@@ -53,6 +53,8 @@ private:
   void restart();
   // Takes the step, printing what the target did unless quiet.
   void take(const Step &step, bool quiet);
+  // The run cannot go on: says why, and that back or reset starts anew.
+  void end_run(const std::string &why);
   // Adds step to the path and takes it.
   void take_next(Step step);
   void send(const std::string &argument);

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include <fmt/format.h>
@@ -42,6 +43,12 @@ protected:
   }
   [[nodiscard]] std::string path(const std::string &name) const {
     return (dir_ / name).string();
+  }
+  // A copy of a demo of the test's own, so no other test's copy is
+  // counted as running.
+  [[nodiscard]] std::string copy_of_demo(const std::string &name) const {
+    std::filesystem::copy_file(demo(name), path(name));
+    return path(name);
   }
   std::filesystem::path dir_;
 };
@@ -330,15 +337,29 @@ private:
   pid_t pane_ = -1; // the shell running the command
 };
 
+// cmc explore OPTIONS -- TARGET 7000 in a terminal, then the line
+// cmc-exited-STATUS when it ends; waits for the prompt.
+std::unique_ptr<Terminal> explore_in_terminal(const std::string &options,
+                                              const std::string &target) {
+  auto terminal = std::make_unique<Terminal>(
+      fmt::format("{} explore {} -- {} 7000; echo cmc-exited-$?; exec cat",
+                  cmc_binary(), options, target));
+  EXPECT_TRUE(terminal->shows("(cmc)")) << terminal->screen();
+  return terminal;
+}
+
+// quit ends cmc with status 0, and with it the target.
+void quit(const Terminal &terminal, const std::string &target) {
+  terminal.keys("quit Enter");
+  EXPECT_TRUE(terminal.shows("cmc-exited-0")) << terminal.screen();
+  EXPECT_TRUE(running(target).empty());
+}
+
 TEST_F(Explore, AnInteractiveSessionInATerminal) {
-  // A copy of kv of its own, so no other test's kv is counted.
-  const std::string kv = path("kv");
-  std::filesystem::copy_file(demo("kv"), kv);
-  const Terminal terminal(fmt::format(
-      "{} explore -m 'SET a\\\\n' --region cmc_state -- {} 7000; echo "
-      "cmc-exited-$?; exec cat",
-      cmc_binary(), kv));
-  ASSERT_TRUE(terminal.shows("(cmc)")) << terminal.screen();
+  const std::string kv = copy_of_demo("kv");
+  const auto session =
+      explore_in_terminal("-m 'SET a\\\\n' --region cmc_state", kv);
+  const Terminal &terminal = *session;
   ASSERT_EQ(running(kv).size(), 1U);
   terminal.keys("'send 1' Enter");
   ASSERT_TRUE(terminal.shows("changed: cmc_state+0 00 -> 01"))
@@ -357,30 +378,24 @@ TEST_F(Explore, AnInteractiveSessionInATerminal) {
   terminal.keys("disc Tab Enter");
   ASSERT_TRUE(terminal.shows("disconnect needs named clients"))
       << terminal.screen();
-  terminal.keys("quit Enter");
-  ASSERT_TRUE(terminal.shows("cmc-exited-0")) << terminal.screen();
-  EXPECT_TRUE(running(kv).empty());
+  quit(terminal, kv);
 }
 
 // With clients, Tab completes `send bo` to `send bob:` (no blank: the text
 // follows) and `disconnect al` to `disconnect alice`.
 TEST_F(Explore, TabCompletesClientNamesInATerminal) {
-  const std::string server = path("lock_server");
-  std::filesystem::copy_file(demo("lock_server"), server);
-  const Terminal terminal(fmt::format(
-      "{} explore --client alice -m 'LOCK\\\\n' --client bob -m "
-      "'LOCK\\\\n' --region held -- {} 7000; echo cmc-exited-$?; exec cat",
-      cmc_binary(), server));
-  ASSERT_TRUE(terminal.shows("(cmc)")) << terminal.screen();
+  const std::string server = copy_of_demo("lock_server");
+  const auto session = explore_in_terminal(
+      "--client alice -m 'LOCK\\\\n' --client bob -m 'LOCK\\\\n' --region held",
+      server);
+  const Terminal &terminal = *session;
   terminal.keys("'send bo' Tab 'LOCK\\n' Enter");
   ASSERT_TRUE(terminal.shows("step 1: bob: send \"LOCK\\n\""))
       << terminal.screen();
   ASSERT_TRUE(terminal.shows("changed: held+0 00 -> 02")) << terminal.screen();
   terminal.keys("'disconnect al' Tab Enter");
   ASSERT_TRUE(terminal.shows("step 2: alice: disconnect")) << terminal.screen();
-  terminal.keys("quit Enter");
-  ASSERT_TRUE(terminal.shows("cmc-exited-0")) << terminal.screen();
-  EXPECT_TRUE(running(server).empty());
+  quit(terminal, server);
 }
 
 } // namespace
