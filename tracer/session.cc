@@ -12,6 +12,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string_view>
 #include <vector>
 
@@ -24,6 +25,18 @@
 
 namespace cmc::tracer {
 namespace {
+
+// After start-up the regions are addresses in one program: another
+// program's memory at those addresses is not the state.
+Error exec_error(pid_t pid) {
+  std::error_code unreadable;
+  const auto program = std::filesystem::read_symlink(
+      fmt::format("/proc/{}/exe", pid), unreadable);
+  return Error{fmt::format(
+      "the target executed another program ({}) during a step; cmc checks "
+      "one program and cannot read the state of the new one",
+      unreadable ? "unknown" : program.string())};
+}
 
 Error new_process_error(pid_t pid) {
   return Error{fmt::format("the target started a process (pid {}); cmc "
@@ -167,6 +180,8 @@ Result<std::optional<Fault>> Session::on_stop(const WaitStatus &status) {
     return std::optional<Fault>();
   }
   if (event == PTRACE_EVENT_EXEC) {
+    if (program_fixed_)
+      return exec_error(tracee_.pid());
     // A new program, with a new vDSO and auxiliary vector.
     if (watcher_ != nullptr)
       watcher_->new_program();

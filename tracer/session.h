@@ -32,6 +32,10 @@ public:
     return environment_.take_control(tracee_);
   }
 
+  // From now on an exec of another program ends the run with an Error (at
+  // start-up, as when a wrapper execs the server, cmc follows it).
+  void fix_program() { program_fixed_ = true; }
+
   // Runs the target until it is quiescent: every thread waits for input
   // that cmc has not sent or for the virtual clock (it is then stopped on
   // entry to that call), or sleeps in a futex wait with no timeout, which
@@ -143,6 +147,7 @@ private:
   Tracee &tracee_;
   Environment environment_;
   std::optional<int> listening_fd_;
+  bool program_fixed_ = false;
   std::map<pid_t, Thread> threads_; // by thread id
   std::size_t threads_created_ = 1;
   SyscallWatcher *watcher_ = nullptr;

@@ -158,6 +158,7 @@ Result<TargetRun> TargetRun::start(const TargetSpec &spec,
   if (!reader)
     return reader.error();
   run.reader_ = std::move(*reader);
+  run.session_->fix_program();
   return run;
 }
 

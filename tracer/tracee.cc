@@ -254,11 +254,16 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
     return workdir.error();
   const std::string program = std::filesystem::absolute(spec.program);
   std::array<int, 2> output{};
-  if (pipe2(output.data(), O_CLOEXEC | O_NONBLOCK) != 0)
+  // Only cmc's end is non-blocking: the target's stdout and stderr block
+  // as a pipe to a reader would (a target may check, as some loggers do).
+  if (pipe2(output.data(), O_CLOEXEC) != 0)
     return Error{
         fmt::format("cannot prepare the launch: {}", std::strerror(errno))};
   UniqueFd output_read(output[0]);
   UniqueFd output_write(output[1]);
+  if (fcntl(output_read.get(), F_SETFL, O_NONBLOCK) != 0)
+    return Error{
+        fmt::format("cannot prepare the launch: {}", std::strerror(errno))};
   // Room for a step's worth of logging: a target blocked on a full pipe
   // does not become quiescent (a hang), so cmc drains it after each step.
   fcntl(output_write.get(), F_SETPIPE_SZ, kOutputPipeSize);

@@ -9,8 +9,12 @@
  * every SET also writes stamp, a byte of getpid() (1..255, never 0): a byte
  * that differs per run, from the first SET on; mode env exits 1 when it sees
  * LISTEN_FDS or NOTIFY_SOCKET; mode cwd leaves a file in its working directory,
- * and exits 1 at start when an earlier run's is there; mode serve only serves.
+ * and exits 1 at start when an earlier run's is there; mode stderr exits 1
+ * at start when its stderr is non-blocking (as a logger that cannot lose
+ * lines might check); mode serve only serves. "EXEC\n" executes this program
+ * again, serving on the next port.
  */
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -57,12 +61,24 @@ static void before_listening(const char *mode) {
   if (strcmp(mode, "pid") == 0)
     volatile_pid = getpid();
   stamping = strcmp(mode, "stamp") == 0;
+  if (strcmp(mode, "stderr") == 0 && (fcntl(2, F_GETFL) & O_NONBLOCK) != 0) {
+    fputs("misbehave: stderr is non-blocking\n", stdout);
+    exit(1);
+  }
   if (strcmp(mode, "env") == 0 &&
       (getenv("LISTEN_FDS") != NULL || getenv("NOTIFY_SOCKET") != NULL))
     exit(1);
 }
 
+static const char *self_port;
+
 static void handle(const char *line) {
+  if (strcmp(line, "EXEC") == 0) {
+    char port[16];
+    snprintf(port, sizeof port, "%d", atoi(self_port) + 1);
+    execl("/proc/self/exe", "misbehave", "serve", port, (char *)NULL);
+    exit(1);
+  }
   if (strcmp(line, "CRASH") == 0) {
     fprintf(stderr, "misbehave: crashing on purpose\n");
     raise(SIGSEGV);
@@ -83,6 +99,7 @@ int main(int argc, char **argv) {
   if (argc != 3)
     return 2;
   before_listening(argv[1]);
+  self_port = argv[2];
   const int listener = socket(AF_INET, SOCK_STREAM, 0);
   struct sockaddr_in address = {0};
   address.sin_family = AF_INET;
