@@ -5,6 +5,7 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <ctime>
 #include <vector>
@@ -120,19 +121,28 @@ auto &argument_register(user_regs_struct &regs, std::size_t index) {
   return *registers.at(index);
 }
 
-Result<bool> poll_blocks(const Tracee &tracee, std::uint64_t fds,
-                         std::uint64_t count) {
+Result<std::vector<pollfd>>
+read_pollfds(const Tracee &tracee, std::uint64_t fds, std::uint64_t count) {
   std::vector<pollfd> wanted(count);
   const iovec remote{reinterpret_cast<void *>(fds), count * sizeof(pollfd)};
   if (auto read = tracee.read(std::span(&remote, 1),
                               std::as_writable_bytes(std::span(wanted)));
       !read)
     return read.error();
-  return !any_ready(tracee, wanted);
+  return wanted;
 }
 
-Result<bool> select_blocks(const Tracee &tracee,
-                           const std::array<std::uint64_t, 6> &args) {
+Result<bool> poll_blocks(const Tracee &tracee, std::uint64_t fds,
+                         std::uint64_t count) {
+  auto wanted = read_pollfds(tracee, fds, count);
+  if (!wanted)
+    return wanted.error();
+  return !any_ready(tracee, *wanted);
+}
+
+// The descriptors of select's three sets, as poll would ask for them.
+Result<std::vector<pollfd>>
+select_pollfds(const Tracee &tracee, const std::array<std::uint64_t, 6> &args) {
   const int nfds =
       static_cast<int>(std::min<std::uint64_t>(args[0], FD_SETSIZE));
   const std::array<short, 3> events{POLLIN, POLLOUT, POLLPRI};
@@ -147,7 +157,25 @@ Result<bool> select_blocks(const Tracee &tracee,
       if (FD_ISSET(fd, &*bits))
         wanted.push_back({fd, events[set], 0});
   }
-  return !any_ready(tracee, wanted);
+  return wanted;
+}
+
+Result<bool> select_blocks(const Tracee &tracee,
+                           const std::array<std::uint64_t, 6> &args) {
+  auto wanted = select_pollfds(tracee, args);
+  if (!wanted)
+    return wanted.error();
+  return !any_ready(tracee, *wanted);
+}
+
+// Whether the epoll instance epfd has fd registered: its fdinfo has a line
+// "tfd: FD events: ..." per registration.
+Result<bool> epoll_watches(const Tracee &tracee, int epfd, int fd) {
+  auto info = tracee.proc_file(fmt::format("fdinfo/{}", epfd).c_str());
+  if (!info)
+    return info.error();
+  const std::string wanted = fmt::format("tfd: {:8} ", fd);
+  return info->find(wanted) != std::string::npos;
 }
 
 // Whether the call finds nothing ready, its timeout aside.
@@ -187,6 +215,37 @@ Result<Wait> would_block(const Tracee &tracee, const TrappedSyscall &call,
   if (!blocks)
     return blocks.error();
   return Wait{*blocks, *timeout};
+}
+
+Result<bool> waits_on(const Tracee &tracee, const TrappedSyscall &call,
+                      const user_regs_struct &regs, int fd) {
+  const auto args = arguments(regs);
+  const auto among = [fd](const std::vector<pollfd> &wanted) {
+    return std::ranges::any_of(
+        wanted, [fd](const pollfd &entry) { return entry.fd == fd; });
+  };
+  Result<std::vector<pollfd>> wanted = std::vector<pollfd>();
+  switch (call.trap) {
+  case Trap::kFdInput:
+  case Trap::kRecv:
+    return static_cast<int>(args[0]) == fd;
+  case Trap::kPoll:
+  case Trap::kPpoll:
+    wanted = read_pollfds(tracee, args[0], args[1]);
+    break;
+  case Trap::kSelect:
+  case Trap::kPselect:
+    wanted = select_pollfds(tracee, args);
+    break;
+  case Trap::kEpollWait:
+  case Trap::kEpollPwait2:
+    return epoll_watches(tracee, static_cast<int>(args[0]), fd);
+  default:
+    return false;
+  }
+  if (!wanted)
+    return wanted.error();
+  return among(*wanted);
 }
 
 Result<void> expire(Tracee &tracee, const TrappedSyscall &call,

@@ -26,6 +26,13 @@ struct Wait {
                                        const TrappedSyscall &call,
                                        const user_regs_struct &regs);
 
+// Whether the trapped input call at this stop waits, among others, for fd
+// (a listening socket: then it waits for a client). An epoll wait waits for
+// the descriptors registered with its instance (/proc/PID/fdinfo).
+[[nodiscard]] Result<bool> waits_on(const Tracee &tracee,
+                                    const TrappedSyscall &call,
+                                    const user_regs_struct &regs, int fd);
+
 // Makes the waiting call at this stop time out at once when resumed: its
 // timeout becomes zero. A timeout passed by pointer is replaced by a
 // pointer to a zero value written below the target's stack red zone.

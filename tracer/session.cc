@@ -69,6 +69,51 @@ Result<std::optional<Fault>> Session::run_until_quiescent() {
   return std::optional(Fault{Fault::Kind::kDeadlock});
 }
 
+Result<std::optional<Fault>> Session::run_until_serving() {
+  while (true) {
+    auto fault = run_until_quiescent();
+    if (!fault || *fault)
+      return fault;
+    auto serving = waits_for_client();
+    if (!serving)
+      return serving.error();
+    const auto deadline = next_deadline();
+    if (*serving || !deadline)
+      return fault;
+    CMC_LOG_DEBUG("tracer", "start-up: the clock runs to {} ns",
+                  deadline->count());
+    if (auto advanced =
+            advance_clock(*deadline - environment_.clock().elapsed());
+        !advanced)
+      return advanced.error();
+  }
+}
+
+Result<bool> Session::waits_for_client() {
+  for (const auto &[tid, thread] : threads_) {
+    if (thread.run != Thread::Run::kHeld ||
+        thread.waiting->result_at_deadline ||
+        thread.waiting->call->trap == Trap::kFutex)
+      continue; // not held in a wait for input
+    if (!listening_fd_)
+      return true;
+    auto waits = waits_on(tracee_, *thread.waiting->call, thread.waiting->regs,
+                          *listening_fd_);
+    if (!waits || *waits)
+      return waits;
+  }
+  return false;
+}
+
+std::optional<std::chrono::nanoseconds> Session::next_deadline() const {
+  std::optional<std::chrono::nanoseconds> earliest;
+  for (const auto &[tid, thread] : threads_)
+    if (thread.run == Thread::Run::kHeld && thread.waiting->deadline &&
+        (!earliest || *thread.waiting->deadline < *earliest))
+      earliest = thread.waiting->deadline;
+  return earliest;
+}
+
 Result<std::optional<WaitStatus>> Session::next_stop() {
   while (true) {
     const bool running = std::ranges::any_of(threads_, [](const auto &entry) {

@@ -46,6 +46,12 @@ public:
   // reached for something cmc does not control.
   [[nodiscard]] Result<std::optional<Fault>> run_until_quiescent();
 
+  // run_until_quiescent() for start-up: sleeps and timed waits before the
+  // target first waits for a client (a thread held in a wait that the
+  // listening socket would end) run to their deadlines on the virtual
+  // clock, the earliest first. They are not part of the explored space.
+  [[nodiscard]] Result<std::optional<Fault>> run_until_serving();
+
   // Moves the virtual clock on. A wait or sleep whose deadline it passes
   // times out when run_until_quiescent next resumes the target.
   [[nodiscard]] Result<void> advance_clock(std::chrono::nanoseconds by);
@@ -101,6 +107,11 @@ private:
   // The next stop of any thread (focused then), or nothing when the
   // target is quiescent: no thread runs and every parked one sleeps.
   [[nodiscard]] Result<std::optional<WaitStatus>> next_stop();
+  // Whether a held thread waits for input the listening socket would end
+  // (any input wait when the target listens on no socket cmc saw).
+  [[nodiscard]] Result<bool> waits_for_client();
+  // The earliest deadline of a held thread's wait or sleep.
+  [[nodiscard]] std::optional<std::chrono::nanoseconds> next_deadline() const;
   // Handles a stop of the focused thread; a Fault when the target ended.
   [[nodiscard]] Result<std::optional<Fault>> on_stop(const WaitStatus &status);
   [[nodiscard]] Result<std::optional<Fault>> on_new_task(int event);

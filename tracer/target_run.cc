@@ -138,7 +138,8 @@ Result<TargetRun> TargetRun::start(const TargetSpec &spec,
     run.session_->watch(*watcher);
   if (auto controlled = run.session_->take_control(); !controlled)
     return controlled.error();
-  if (auto settled = run.settle("before it waited for a client"); !settled)
+  if (auto settled = run.settle("before it waited for a client", true);
+      !settled)
     return settled.error();
   auto address = target_address(spec, *run.session_);
   if (!address)
@@ -163,9 +164,10 @@ Result<TargetRun> TargetRun::start(const TargetSpec &spec,
 }
 
 // A fault while starting means the target cannot be checked at all.
-Result<void> TargetRun::settle(const char *when) {
+Result<void> TargetRun::settle(const char *when, bool starting) {
   tracee_->lease().arm(spec_->step_timeout);
-  auto fault = session_->run_until_quiescent();
+  auto fault = starting ? session_->run_until_serving()
+                        : session_->run_until_quiescent();
   tracee_->lease().disarm();
   if (!fault)
     return fault.error();

@@ -102,7 +102,9 @@ public:
 
 private:
   TargetRun(const TargetSpec &spec, std::unique_ptr<Tracee> tracee);
-  [[nodiscard]] Result<void> settle(const char *when);
+  // Runs the target to quiescence (starting: until it serves, see
+  // Session::run_until_serving); a fault means it cannot be checked.
+  [[nodiscard]] Result<void> settle(const char *when, bool starting = false);
   // Runs the target until it is quiescent after a step was given.
   [[nodiscard]] Result<std::optional<Fault>> run_step();
 

@@ -43,5 +43,19 @@ TEST_F(Faithful, TheTargetsOutputBlocksAsAPipeWould) {
   EXPECT_EQ(run.status, 0) << run.err;
 }
 
+// Sleeps before the target first waits for a client (a helper thread's, and
+// the main thread's after listen, as memcached's) run to their deadlines on
+// the virtual clock: without it no message would ever be read.
+TEST_F(Faithful, StartUpSleepsRunToTheirDeadlines) {
+  const Outcome run =
+      run_cmc({"check", "-q", "--json", "-", "-m", "SET a\\n", "-m", "SET b\\n",
+               "--region", "cmc_state", "--invariant", "sticky", "--",
+               target("late_start"), "7000"});
+  EXPECT_EQ(run.status, 0) << run.err;
+  const auto report = run.json();
+  EXPECT_EQ(report["distinct_states"], 4) << run.out;
+  EXPECT_EQ(report["dedup_merges"], 5) << run.out;
+}
+
 } // namespace
 } // namespace cmc::testing
