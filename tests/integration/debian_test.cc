@@ -1,6 +1,7 @@
-// Debian's own beanstalkd and redis-server (scripts/setup.sh installs
-// them), checked unmodified: PIE, stripped, epoll loops, clocks read
-// through the vDSO, seeds from /dev/urandom, and redis's helper threads.
+// Debian's own beanstalkd, memcached and redis-server (scripts/setup.sh
+// installs them), checked unmodified: PIE, stripped, epoll loops, clocks
+// read through the vDSO, seeds from /dev/urandom, start-up sleeps, and
+// memcached's and redis's helper threads.
 // Two clients each, at a bounded depth.
 
 #include <gtest/gtest.h>
@@ -72,6 +73,48 @@ TEST_F(Debian, BeanstalkdWithTwoClientsHolds) {
   }());
   ASSERT_EQ(one.status, 0) << one.err;
   EXPECT_EQ(one.json()["distinct_states"], 154);
+}
+
+// memcached sleeps at start-up (its main thread, after listen) before it
+// serves; cmc runs that sleep to its deadline, or no message would be read.
+// Its items live in its slab heap, not in .bss: no region, every path its
+// own state, to a bounded depth. A and B each add the key "lock"; A may
+// delete it.
+std::vector<std::string> memcached_check(std::vector<std::string> extra) {
+  std::vector<std::string> args{"check",       "-q",
+                                "--json",      "-",
+                                "--max-depth", "3",
+                                "--client",    "A",
+                                "-m",          "add lock 0 0 1\\r\\nA\\r\\n",
+                                "-m",          "delete lock\\r\\n",
+                                "--client",    "B",
+                                "-m",          "add lock 0 0 1\\r\\nB\\r\\n"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.insert(args.end(), {"--", "/usr/bin/memcached", "-u", "root", "-l",
+                           "127.0.0.1", "-p", "11211", "-U", "0"});
+  return args;
+}
+
+TEST_F(Debian, MemcachedWithTwoClientsHolds) {
+  const Outcome run =
+      run_cmc(memcached_check({"--forbid-response", "ERROR|\\r\\n\\r\\n"}));
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto json = run.json();
+  EXPECT_EQ(json["verdict"], "holds");
+  EXPECT_EQ(json["distinct_states"], 40);
+  EXPECT_EQ(json["transitions"], 39);
+}
+
+// The second add of a held key is refused: its reply is read in the step
+// that sent it, so the shortest counterexample is the two adds.
+TEST_F(Debian, MemcachedRefusesASecondAdd) {
+  const Outcome run =
+      run_cmc(memcached_check({"--forbid-response", "NOT_STORED"}));
+  ASSERT_EQ(run.status, 1) << run.err;
+  EXPECT_EQ(run.json()["counterexample"],
+            nlohmann::json::parse(
+                R"([{"client": "A", "send": "add lock 0 0 1\r\nA\r\n"},
+                                {"client": "A", "send": "add lock 0 0 1\r\nA\r\n"}])"));
 }
 
 // redis's server struct, from .dynsym, but its first field: the pid. The
