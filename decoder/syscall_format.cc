@@ -12,102 +12,6 @@
 namespace cmc::decoder {
 namespace {
 
-// How each argument is shown, one letter each:
-//   d int (32 bits)     D long                u unsigned decimal
-//   x hex (flags, modes)
-//   p pointer           s NUL-terminated string (a path)
-//   i a buffer the call reads, its length the next argument
-//   o a buffer the call fills, its length the result
-struct Shape {
-  std::string_view name;
-  std::string_view args;
-};
-
-constexpr std::array kShapes{
-    Shape{"read", "dou"},
-    Shape{"write", "diu"},
-    Shape{"pread64", "doud"},
-    Shape{"pwrite64", "diud"},
-    Shape{"readv", "dpd"},
-    Shape{"writev", "dpd"},
-    Shape{"open", "sxx"},
-    Shape{"openat", "dsxx"},
-    Shape{"close", "d"},
-    Shape{"newfstatat", "dspx"},
-    Shape{"fstat", "dp"},
-    Shape{"lseek", "dDd"},
-    Shape{"access", "sx"},
-    Shape{"faccessat2", "dsxx"},
-    Shape{"unlink", "s"},
-    Shape{"unlinkat", "dsx"},
-    Shape{"rename", "ss"},
-    Shape{"mkdir", "sx"},
-    Shape{"chdir", "s"},
-    Shape{"readlink", "sou"},
-    Shape{"socket", "dxd"},
-    Shape{"bind", "dpu"},
-    Shape{"listen", "dd"},
-    Shape{"accept", "dpp"},
-    Shape{"accept4", "dppx"},
-    Shape{"connect", "dpu"},
-    Shape{"shutdown", "dd"},
-    Shape{"sendto", "diuxpu"},
-    Shape{"recvfrom", "douxpp"},
-    Shape{"sendmsg", "dpx"},
-    Shape{"recvmsg", "dpx"},
-    Shape{"setsockopt", "dddpu"},
-    Shape{"getsockopt", "dddpp"},
-    Shape{"getsockname", "dpp"},
-    Shape{"getpeername", "dpp"},
-    Shape{"poll", "pud"},
-    Shape{"ppoll", "pupp"},
-    Shape{"select", "dpppp"},
-    Shape{"pselect6", "dppppp"},
-    Shape{"epoll_create1", "x"},
-    Shape{"epoll_ctl", "dddp"},
-    Shape{"epoll_wait", "dpdd"},
-    Shape{"epoll_pwait", "dpddp"},
-    Shape{"eventfd2", "ux"},
-    Shape{"pipe2", "px"},
-    Shape{"dup", "d"},
-    Shape{"dup2", "dd"},
-    Shape{"dup3", "ddx"},
-    Shape{"fcntl", "ddx"},
-    Shape{"ioctl", "dxp"},
-    Shape{"mmap", "puxxdx"},
-    Shape{"munmap", "pu"},
-    Shape{"mprotect", "pux"},
-    Shape{"brk", "p"},
-    Shape{"madvise", "pud"},
-    Shape{"nanosleep", "pp"},
-    Shape{"clock_nanosleep", "dxpp"},
-    Shape{"clock_gettime", "dp"},
-    Shape{"gettimeofday", "pp"},
-    Shape{"time", "p"},
-    Shape{"getrandom", "oux"},
-    Shape{"futex", "pxdppd"},
-    Shape{"timerfd_create", "dx"},
-    Shape{"timerfd_settime", "dxpp"},
-    Shape{"rt_sigaction", "dppu"},
-    Shape{"rt_sigprocmask", "dppu"},
-    Shape{"getpid", ""},
-    Shape{"gettid", ""},
-    Shape{"getuid", ""},
-    Shape{"geteuid", ""},
-    Shape{"uname", "p"},
-    Shape{"prlimit64", "ddpp"},
-    Shape{"exit", "d"},
-    Shape{"exit_group", "d"},
-    Shape{"kill", "dd"},
-    Shape{"execve", "spp"},
-    Shape{"set_tid_address", "p"},
-    Shape{"set_robust_list", "pu"},
-    Shape{"rseq", "puxx"},
-    Shape{"arch_prctl", "xp"},
-    Shape{"prctl", "dxxxx"},
-    Shape{"sysinfo", "p"},
-};
-
 constexpr std::size_t kShownBytes = 32;
 
 std::string quoted(const MemoryReader &read, std::uint64_t address,
@@ -169,18 +73,14 @@ std::string result_text(std::optional<long> result) {
 
 } // namespace
 
-std::string format_syscall(long number,
+std::string format_syscall(long number, std::optional<std::string_view> shape,
                            const std::array<std::uint64_t, 6> &args,
                            std::optional<long> result,
                            const MemoryReader &read) {
   std::string name = syscall_name(number);
   if (name.empty())
     name = fmt::format("syscall_{}", number);
-  const auto *const shape =
-      std::find_if(kShapes.begin(), kShapes.end(),
-                   [&](const Shape &known) { return known.name == name; });
-  const std::string_view kinds =
-      shape != kShapes.end() ? shape->args : std::string_view("xxxxxx");
+  const std::string_view kinds = shape.value_or("xxxxxx");
   std::string text = name + "(";
   for (std::size_t i = 0; i < kinds.size(); ++i)
     text += (i > 0 ? ", " : "") + argument(kinds[i], i, args, result, read);

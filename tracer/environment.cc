@@ -129,48 +129,6 @@ Result<void> Environment::fill_random(Tracee &tracee, std::uint64_t address,
   return {};
 }
 
-Result<long> Environment::emulate(Tracee &tracee, const TrappedSyscall &call,
-                                  const user_regs_struct &regs) {
-  const auto id = static_cast<clockid_t>(regs.rdi);
-  switch (*call.source) {
-  case Source::kClockGettime: {
-    const auto now = clock_.now(id);
-    if (!now)
-      return -EINVAL;
-    return put(tracee, regs.rsi, *now) ? 0 : kFault;
-  }
-  case Source::kGettimeofday: {
-    const timespec now = *clock_.now(CLOCK_REALTIME);
-    const timeval tv{now.tv_sec, now.tv_nsec / 1000};
-    const struct timezone utc {};
-    return put(tracee, regs.rdi, tv) && put(tracee, regs.rsi, utc) ? 0 : kFault;
-  }
-  case Source::kTime: {
-    const time_t seconds = clock_.now(CLOCK_REALTIME)->tv_sec;
-    return put(tracee, regs.rdi, seconds) ? seconds : kFault;
-  }
-  case Source::kClockGetres: {
-    if (!clock_.now(id))
-      return -EINVAL;
-    return put(tracee, regs.rsi, timespec{0, 1}) ? 0 : kFault;
-  }
-  case Source::kGetcpu: {
-    const unsigned zero = 0;
-    return put(tracee, regs.rdi, zero) && put(tracee, regs.rsi, zero) ? 0
-                                                                      : kFault;
-  }
-  case Source::kGetrandom: {
-    const std::uint64_t length =
-        std::min<std::uint64_t>(regs.rsi, std::uint64_t{32} << 20);
-    if (auto filled = fill_random(tracee, regs.rdi, length); !filled)
-      return kFault;
-    return static_cast<long>(length);
-  }
-  default:
-    return Error{fmt::format("cmc cannot emulate {}", call.name)};
-  }
-}
-
 Result<std::optional<long>>
 Environment::random_read(Tracee &tracee, const user_regs_struct &regs) {
   auto file = tracee.duplicate_fd(static_cast<int>(regs.rdi));
@@ -210,6 +168,53 @@ Result<bool> Environment::emulate_tsc(Tracee &tracee) {
   if (auto set = tracee.set_registers(*regs); !set)
     return set.error();
   return true;
+}
+
+Result<Action> answer_clock_gettime(SeccompStop &stop) {
+  const auto now =
+      stop.environment.clock().now(static_cast<clockid_t>(stop.regs.rdi));
+  if (!now)
+    return Action::answer(-EINVAL);
+  return Action::answer(put(stop.tracee, stop.regs.rsi, *now) ? 0 : kFault);
+}
+
+Result<Action> answer_gettimeofday(SeccompStop &stop) {
+  const timespec now = *stop.environment.clock().now(CLOCK_REALTIME);
+  const timeval tv{now.tv_sec, now.tv_nsec / 1000};
+  const struct timezone utc {};
+  return Action::answer(put(stop.tracee, stop.regs.rdi, tv) &&
+                                put(stop.tracee, stop.regs.rsi, utc)
+                            ? 0
+                            : kFault);
+}
+
+Result<Action> answer_time(SeccompStop &stop) {
+  const time_t seconds = stop.environment.clock().now(CLOCK_REALTIME)->tv_sec;
+  return Action::answer(put(stop.tracee, stop.regs.rdi, seconds) ? seconds
+                                                                 : kFault);
+}
+
+Result<Action> answer_clock_getres(SeccompStop &stop) {
+  if (!stop.environment.clock().now(static_cast<clockid_t>(stop.regs.rdi)))
+    return Action::answer(-EINVAL);
+  return Action::answer(
+      put(stop.tracee, stop.regs.rsi, timespec{0, 1}) ? 0 : kFault);
+}
+
+Result<Action> answer_getcpu(SeccompStop &stop) {
+  const unsigned zero = 0;
+  return Action::answer(put(stop.tracee, stop.regs.rdi, zero) &&
+                                put(stop.tracee, stop.regs.rsi, zero)
+                            ? 0
+                            : kFault);
+}
+
+Result<Action> answer_getrandom(SeccompStop &stop) {
+  const std::uint64_t length =
+      std::min<std::uint64_t>(stop.regs.rsi, std::uint64_t{32} << 20);
+  if (!stop.environment.fill_random(stop.tracee, stop.regs.rdi, length))
+    return Action::answer(kFault);
+  return Action::answer(static_cast<long>(length));
 }
 
 } // namespace cmc::tracer

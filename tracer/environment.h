@@ -42,9 +42,6 @@ public:
   // spawn, whose values only ld.so's LD_DEBUG=statistics ever shows.)
   [[nodiscard]] Result<bool> at_entry(Tracee &tracee);
 
-  // Answers a Trap::kEmulate call at its seccomp stop; returns its result.
-  [[nodiscard]] Result<long> emulate(Tracee &tracee, const TrappedSyscall &call,
-                                     const user_regs_struct &regs);
   // Answers read(fd, buf, count) of /dev/urandom or /dev/random; nothing
   // when fd is another file.
   [[nodiscard]] Result<std::optional<long>>
@@ -57,10 +54,11 @@ public:
   void note(Source source, const user_regs_struct &regs);
   void note(Source source, Via via) { sources_.note(source, via); }
 
-private:
+  // Writes length bytes of the seeded generator at address.
   [[nodiscard]] Result<void> fill_random(Tracee &tracee, std::uint64_t address,
                                          std::uint64_t length);
 
+private:
   VirtualClock clock_;
   std::mt19937_64 random_;
   VdsoLayout vdso_;
@@ -70,5 +68,15 @@ private:
   std::optional<std::uint64_t> entry_;
   std::array<std::byte, 2> entry_code_{};
 };
+
+// The handlers of the calls cmc answers itself, from the virtual clock or
+// the seed (the call never runs): their results are the kernel's for the
+// same clock and bytes, EFAULT for an address the target cannot take.
+[[nodiscard]] Result<Action> answer_clock_gettime(SeccompStop &stop);
+[[nodiscard]] Result<Action> answer_gettimeofday(SeccompStop &stop);
+[[nodiscard]] Result<Action> answer_time(SeccompStop &stop);
+[[nodiscard]] Result<Action> answer_clock_getres(SeccompStop &stop);
+[[nodiscard]] Result<Action> answer_getcpu(SeccompStop &stop);
+[[nodiscard]] Result<Action> answer_getrandom(SeccompStop &stop);
 
 } // namespace cmc::tracer

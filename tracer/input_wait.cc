@@ -12,15 +12,11 @@
 
 #include <fmt/format.h>
 
+#include "tracer/environment.h"
 #include "tracer/virtual_clock.h"
 
 namespace cmc::tracer {
 namespace {
-
-// System call arguments in x86-64 order.
-std::array<std::uint64_t, 6> arguments(const user_regs_struct &regs) {
-  return {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
-}
 
 // Polls duplicates of the target's descriptors without waiting. A
 // descriptor the target does not have makes its call fail at once: ready.
@@ -40,7 +36,7 @@ bool any_ready(const Tracee &tracee, std::span<const pollfd> wanted) {
 }
 
 // A blocking read-like call on one descriptor.
-bool fd_blocks(const Tracee &tracee, int fd) {
+bool descriptor_blocks(const Tracee &tracee, int fd) {
   auto copy = tracee.duplicate_fd(fd);
   if (!copy)
     return false;
@@ -51,40 +47,13 @@ bool fd_blocks(const Tracee &tracee, int fd) {
   return poll(&entry, 1, 0) == 0;
 }
 
-// Where a waiting call keeps its timeout.
-struct TimeoutArg {
-  enum class Kind { kNone, kMillis, kTimespec, kTimeval };
-  Kind kind = Kind::kNone;
-  std::size_t index = 0;
-};
-
-TimeoutArg timeout_arg(Trap trap) {
-  using Kind = TimeoutArg::Kind;
-  switch (trap) {
-  case Trap::kPoll:
-    return {Kind::kMillis, 2};
-  case Trap::kPpoll:
-    return {Kind::kTimespec, 2};
-  case Trap::kSelect:
-    return {Kind::kTimeval, 4};
-  case Trap::kPselect:
-    return {Kind::kTimespec, 4};
-  case Trap::kEpollWait:
-    return {Kind::kMillis, 3};
-  case Trap::kEpollPwait2:
-    return {Kind::kTimespec, 3};
-  default:
-    return {};
-  }
-}
-
 // The call's timeout: nothing waits forever, zero does not wait.
 Result<std::optional<std::chrono::nanoseconds>>
-read_timeout(const Tracee &tracee, TimeoutArg arg,
+read_timeout(const Tracee &tracee, Timeout arg,
              const std::array<std::uint64_t, 6> &args) {
   using std::chrono::nanoseconds;
-  using Kind = TimeoutArg::Kind;
-  const std::uint64_t value = args[arg.index];
+  using Kind = Timeout::Kind;
+  const std::uint64_t value = args[arg.arg];
   switch (arg.kind) {
   case Kind::kNone:
     return std::optional<nanoseconds>();
@@ -132,14 +101,6 @@ read_pollfds(const Tracee &tracee, std::uint64_t fds, std::uint64_t count) {
   return wanted;
 }
 
-Result<bool> poll_blocks(const Tracee &tracee, std::uint64_t fds,
-                         std::uint64_t count) {
-  auto wanted = read_pollfds(tracee, fds, count);
-  if (!wanted)
-    return wanted.error();
-  return !any_ready(tracee, *wanted);
-}
-
 // The descriptors of select's three sets, as poll would ask for them.
 Result<std::vector<pollfd>>
 select_pollfds(const Tracee &tracee, const std::array<std::uint64_t, 6> &args) {
@@ -160,7 +121,9 @@ select_pollfds(const Tracee &tracee, const std::array<std::uint64_t, 6> &args) {
   return wanted;
 }
 
-Result<bool> select_blocks(const Tracee &tracee,
+} // namespace
+
+Result<bool> select_blocks(const Tracee &tracee, const Syscall & /*call*/,
                            const std::array<std::uint64_t, 6> &args) {
   auto wanted = select_pollfds(tracee, args);
   if (!wanted)
@@ -170,7 +133,7 @@ Result<bool> select_blocks(const Tracee &tracee,
 
 // Whether the epoll instance epfd has fd registered: its fdinfo has a line
 // "tfd: FD events: ..." per registration.
-Result<bool> epoll_watches(const Tracee &tracee, int epfd, int fd) {
+static Result<bool> epoll_watches(const Tracee &tracee, int epfd, int fd) {
   auto info = tracee.proc_file(fmt::format("fdinfo/{}", epfd).c_str());
   if (!info)
     return info.error();
@@ -178,81 +141,119 @@ Result<bool> epoll_watches(const Tracee &tracee, int epfd, int fd) {
   return info->find(wanted) != std::string::npos;
 }
 
-// Whether the call finds nothing ready, its timeout aside.
-Result<bool> nothing_ready(const Tracee &tracee, const TrappedSyscall &call,
-                           const std::array<std::uint64_t, 6> &args) {
-  const int fd = static_cast<int>(args[0]);
-  switch (call.trap) {
-  case Trap::kFdInput:
-    return fd_blocks(tracee, fd);
-  case Trap::kRecv:
-    return (args[call.flags_arg] & MSG_DONTWAIT) == 0 && fd_blocks(tracee, fd);
-  case Trap::kPoll:
-  case Trap::kPpoll:
-    return poll_blocks(tracee, args[0], args[1]);
-  case Trap::kSelect:
-  case Trap::kPselect:
-    return select_blocks(tracee, args);
-  case Trap::kEpollWait:
-  case Trap::kEpollPwait2:
-    return !any_ready(tracee, std::array{pollfd{fd, POLLIN, 0}});
-  default:
-    return false;
-  }
+Result<bool> fd_blocks(const Tracee &tracee, const Syscall & /*call*/,
+                       const std::array<std::uint64_t, 6> &args) {
+  return descriptor_blocks(tracee, static_cast<int>(args[0]));
 }
 
-} // namespace
+Result<bool> recv_blocks(const Tracee &tracee, const Syscall &call,
+                         const std::array<std::uint64_t, 6> &args) {
+  return (args.at(static_cast<std::size_t>(call.flags_arg)) & MSG_DONTWAIT) ==
+             0 &&
+         descriptor_blocks(tracee, static_cast<int>(args[0]));
+}
 
-Result<Wait> would_block(const Tracee &tracee, const TrappedSyscall &call,
+Result<bool> poll_blocks(const Tracee &tracee, const Syscall & /*call*/,
+                         const std::array<std::uint64_t, 6> &args) {
+  auto wanted = read_pollfds(tracee, args[0], args[1]);
+  if (!wanted)
+    return wanted.error();
+  return !any_ready(tracee, *wanted);
+}
+
+Result<bool> epoll_blocks(const Tracee &tracee, const Syscall & /*call*/,
+                          const std::array<std::uint64_t, 6> &args) {
+  return !any_ready(tracee,
+                    std::array{pollfd{static_cast<int>(args[0]), POLLIN, 0}});
+}
+
+namespace {
+
+// What a trapped input call would do if it ran now.
+struct Wait {
+  bool blocks = false; // nothing it waits for is ready and it may wait
+  // How long it may wait, on the virtual clock; nothing: forever.
+  std::optional<std::chrono::nanoseconds> timeout;
+};
+
+Result<Wait> would_block(const Tracee &tracee, const Syscall &call,
                          const user_regs_struct &regs) {
-  const auto args = arguments(regs);
-  auto timeout = read_timeout(tracee, timeout_arg(call.trap), args);
+  const std::array<std::uint64_t, 6> args{regs.rdi, regs.rsi, regs.rdx,
+                                          regs.r10, regs.r8,  regs.r9};
+  auto timeout = read_timeout(tracee, call.timeout, args);
   if (!timeout)
     return timeout.error();
   if (*timeout && **timeout <= std::chrono::nanoseconds(0))
     return Wait{};
-  auto blocks = nothing_ready(tracee, call, args);
+  auto blocks = call.blocks(tracee, call, args);
   if (!blocks)
     return blocks.error();
   return Wait{*blocks, *timeout};
 }
 
-Result<bool> waits_on(const Tracee &tracee, const TrappedSyscall &call,
+// The Recheck of a held input call: it runs once something is ready.
+Result<std::optional<Action>> input_over(const Tracee &tracee,
+                                         const Syscall &call,
+                                         const user_regs_struct &regs) {
+  auto wait = would_block(tracee, call, regs);
+  if (!wait)
+    return wait.error();
+  return wait->blocks ? std::nullopt : std::optional(Action::run());
+}
+
+} // namespace
+
+Result<Action> wait_for_input(SeccompStop &stop) {
+  auto wait = would_block(stop.tracee, stop.call, stop.regs);
+  if (!wait)
+    return wait.error();
+  if (!wait->blocks)
+    return Action::run();
+  std::optional<std::chrono::nanoseconds> deadline;
+  if (wait->timeout) {
+    stop.environment.note(Source::kTimedWait, stop.regs);
+    deadline = stop.environment.clock().elapsed() + *wait->timeout;
+  }
+  return Action::hold(deadline, std::nullopt, input_over);
+}
+
+Result<Action> on_read(SeccompStop &stop) {
+  auto answered = stop.environment.random_read(stop.tracee, stop.regs);
+  if (!answered)
+    return answered.error();
+  if (*answered)
+    return Action::answer(**answered);
+  return wait_for_input(stop);
+}
+
+Result<bool> waits_on(const Tracee &tracee, const Syscall &call,
                       const user_regs_struct &regs, int fd) {
-  const auto args = arguments(regs);
+  const std::array<std::uint64_t, 6> args{regs.rdi, regs.rsi, regs.rdx,
+                                          regs.r10, regs.r8,  regs.r9};
   const auto among = [fd](const std::vector<pollfd> &wanted) {
     return std::ranges::any_of(
         wanted, [fd](const pollfd &entry) { return entry.fd == fd; });
   };
   Result<std::vector<pollfd>> wanted = std::vector<pollfd>();
-  switch (call.trap) {
-  case Trap::kFdInput:
-  case Trap::kRecv:
+  // The descriptors a row's Blocks test looks at, by the test.
+  if (call.blocks == fd_blocks || call.blocks == recv_blocks)
     return static_cast<int>(args[0]) == fd;
-  case Trap::kPoll:
-  case Trap::kPpoll:
-    wanted = read_pollfds(tracee, args[0], args[1]);
-    break;
-  case Trap::kSelect:
-  case Trap::kPselect:
-    wanted = select_pollfds(tracee, args);
-    break;
-  case Trap::kEpollWait:
-  case Trap::kEpollPwait2:
+  if (call.blocks == epoll_blocks)
     return epoll_watches(tracee, static_cast<int>(args[0]), fd);
-  default:
-    return false;
-  }
+  if (call.blocks == poll_blocks)
+    wanted = read_pollfds(tracee, args[0], args[1]);
+  else if (call.blocks == select_blocks)
+    wanted = select_pollfds(tracee, args);
   if (!wanted)
     return wanted.error();
   return among(*wanted);
 }
 
-Result<void> expire(Tracee &tracee, const TrappedSyscall &call,
+Result<void> expire(Tracee &tracee, const Syscall &call,
                     user_regs_struct regs) {
-  using Kind = TimeoutArg::Kind;
-  const TimeoutArg arg = timeout_arg(call.trap);
-  auto &value = argument_register(regs, arg.index);
+  using Kind = Timeout::Kind;
+  const Timeout arg = call.timeout;
+  auto &value = argument_register(regs, arg.arg);
   switch (arg.kind) {
   case Kind::kNone:
     return Error{fmt::format("{} has no timeout to expire", call.name)};

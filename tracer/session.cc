@@ -1,25 +1,20 @@
 #include "tracer/session.h"
 
-#include <linux/futex.h>
 #include <netinet/in.h>
 #include <sched.h>
-#include <sys/time.h>
 
 #include <cerrno>
 #include <csignal>
-#include <ctime>
 
 #include <xxhash.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "tracer/input_wait.h"
-#include "tracer/syscall_table.h"
 #include "tracer/watchdog.h"
 #include "util/log.h"
 
@@ -92,8 +87,7 @@ Result<std::optional<Fault>> Session::run_until_serving() {
 Result<bool> Session::waits_for_client() {
   for (const auto &[tid, thread] : threads_) {
     if (thread.run != Thread::Run::kHeld ||
-        thread.waiting->result_at_deadline ||
-        thread.waiting->call->trap == Trap::kFutex)
+        thread.waiting->call->blocks == nullptr)
       continue; // not held in a wait for input
     if (!listening_fd_)
       return true;
@@ -353,18 +347,11 @@ Result<void> Session::on_syscall_stop(Thread &thread) {
   return watcher_->returned(tracee_, *regs);
 }
 
-Result<Session::Next>
-Session::answer(Thread &thread, const user_regs_struct &regs, long result) {
-  if (auto skipped = skip(thread, regs, result); !skipped)
-    return skipped.error();
-  return Next::kRun;
-}
-
 Result<Session::Next> Session::on_seccomp_stop(Thread &thread) {
   auto data = tracee_.event_message();
   if (!data)
     return data.error();
-  const TrappedSyscall *call = trapped_syscall(*data);
+  const Syscall *call = syscall_at(*data);
   if (call == nullptr)
     return Error{fmt::format("unexpected seccomp stop (data {})", *data)};
   auto regs = tracee_.registers();
@@ -379,183 +366,51 @@ Result<Session::Next> Session::on_seccomp_stop(Thread &thread) {
       return seen.error();
     thread.awaiting_exit = watcher_->wants_results();
   }
-  switch (call->trap) {
-  case Trap::kForeignArch:
-    return Error{"the target made a system call of another ABI (int 0x80 or "
-                 "x32), which cmc cannot follow"};
-  case Trap::kObserve:
-    return Next::kRun;
-  case Trap::kListen:
-    listening_fd_ = static_cast<int>(regs->rdi);
-    return Next::kRun;
-  case Trap::kEmulate: {
+  if (call->source)
     environment_.note(*call->source, *regs);
-    auto result = environment_.emulate(tracee_, *call, *regs);
-    if (!result)
-      return result.error();
-    return answer(thread, *regs, *result);
-  }
-  case Trap::kTimerfdSet:
-  case Trap::kTimerfdGet: {
-    environment_.note(*call->source, *regs);
-    auto &timers = environment_.timers();
-    auto result = call->trap == Trap::kTimerfdSet
-                      ? timers.settime(tracee_, environment_.clock(), *regs)
-                      : timers.gettime(tracee_, environment_.clock(), *regs);
-    if (!result)
-      return result.error();
-    return answer(thread, *regs, *result);
-  }
-  case Trap::kRefuse:
-    environment_.note(*call->source, *regs);
-    return answer(thread, *regs, -ENOSYS);
-  case Trap::kTimer:
-    return on_timer(*call, *regs);
-  case Trap::kPassThrough:
-    environment_.note(*call->source, *regs);
-    return Next::kRun;
-  case Trap::kSleep:
-  case Trap::kClockSleep:
-    return on_sleep(thread, *call, *regs);
-  case Trap::kFutex:
-    return on_futex(thread, *call, *regs);
-  default:
-    return on_wait(thread, *call, *regs);
-  }
+  SeccompStop stop{tracee_, environment_, *call, *regs, listening_fd_};
+  auto action = call->handler(stop);
+  if (!action)
+    return action.error();
+  return act(thread, *call, *regs, *action);
 }
 
-// A timer that fires in real time would make runs differ; one disarmed
-// (alarm(0), a zero it_value, as redis does at start) never fires.
-Result<Session::Next> Session::on_timer(const TrappedSyscall &call,
-                                        const user_regs_struct &regs) {
-  const std::string_view name = call.name;
-  bool disarms = name == "alarm" && regs.rdi == 0;
-  if (name == "setitimer") {
-    auto value = tracee_.read_value<itimerval>(regs.rsi);
-    disarms =
-        value && value->it_value.tv_sec == 0 && value->it_value.tv_usec == 0;
-  } else if (name == "timer_settime") {
-    auto value = tracee_.read_value<itimerspec>(regs.rdx);
-    disarms =
-        value && value->it_value.tv_sec == 0 && value->it_value.tv_nsec == 0;
-  }
-  if (disarms)
+Result<Session::Next> Session::act(Thread &thread, const Syscall &call,
+                                   const user_regs_struct &regs,
+                                   const Action &action) {
+  switch (action.kind) {
+  case Action::Kind::kRun:
     return Next::kRun;
-  return Error{fmt::format("the target arms a timer with {}(); cmc does not "
-                           "control timers yet (they would fire in real "
-                           "time)",
-                           call.name)};
-}
-
-Result<Session::Next> Session::on_sleep(Thread &thread,
-                                        const TrappedSyscall &call,
-                                        const user_regs_struct &regs) {
-  environment_.note(Source::kSleep, regs);
-  const bool absolute =
-      call.trap == Trap::kClockSleep && (regs.rsi & TIMER_ABSTIME) != 0;
-  const std::uint64_t request = call.trap == Trap::kSleep ? regs.rdi : regs.rdx;
-  auto length = tracee_.read_value<timespec>(request);
-  if (!length)
-    return answer(thread, regs, -EFAULT);
-  const VirtualClock &clock = environment_.clock();
-  std::optional<std::chrono::nanoseconds> deadline =
-      clock.elapsed() + from_timespec(*length);
-  if (absolute)
-    deadline = clock.elapsed_at(static_cast<clockid_t>(regs.rdi), *length);
-  return sleep_until(thread, call, regs, deadline, 0);
-}
-
-// A futex wait with no timeout runs in the kernel, parked: only another
-// thread's wake ends it. One with a timeout is held at its entry, on the
-// virtual clock; it ends at its deadline or when another thread changes
-// the word (recheck()).
-Result<Session::Next> Session::on_futex(Thread &thread,
-                                        const TrappedSyscall &call,
-                                        const user_regs_struct &regs) {
-  const int op = static_cast<int>(regs.rsi) & FUTEX_CMD_MASK;
-  if (op != FUTEX_WAIT && op != FUTEX_WAIT_BITSET)
+  case Action::Kind::kAnswer:
+    if (auto skipped = skip(thread, regs, action.result); !skipped)
+      return skipped.error();
     return Next::kRun;
-  auto word = tracee_.read_value<std::uint32_t>(regs.rdi);
-  if (!word || *word != static_cast<std::uint32_t>(regs.rdx))
-    return Next::kRun; // the kernel answers EFAULT or EAGAIN at once
-  if (regs.r10 == 0)
+  case Action::Kind::kHold:
+    thread.waiting = Waiting{&call, regs, action.deadline,
+                             action.result_at_deadline, action.recheck};
+    return Next::kHold;
+  case Action::Kind::kPark:
     return Next::kPark;
-  auto length = tracee_.read_value<timespec>(regs.r10);
-  if (!length)
-    return answer(thread, regs, -EFAULT);
-  environment_.note(Source::kTimedWait, regs);
-  const VirtualClock &clock = environment_.clock();
-  // FUTEX_WAIT's timeout is relative; FUTEX_WAIT_BITSET's is an instant of
-  // CLOCK_MONOTONIC, or of CLOCK_REALTIME with FUTEX_CLOCK_REALTIME.
-  std::optional<std::chrono::nanoseconds> deadline =
-      clock.elapsed() + from_timespec(*length);
-  if (op == FUTEX_WAIT_BITSET)
-    deadline = clock.elapsed_at((regs.rsi & FUTEX_CLOCK_REALTIME) != 0
-                                    ? CLOCK_REALTIME
-                                    : CLOCK_MONOTONIC,
-                                *length);
-  return sleep_until(thread, call, regs, deadline, -ETIMEDOUT);
-}
-
-Result<Session::Next> Session::sleep_until(
-    Thread &thread, const TrappedSyscall &call, const user_regs_struct &regs,
-    std::optional<std::chrono::nanoseconds> deadline, long result) {
-  if (!deadline)
-    return answer(thread, regs, -EINVAL);
-  if (*deadline <= environment_.clock().elapsed())
-    return answer(thread, regs, result);
-  thread.waiting = Waiting{&call, regs, deadline, result};
-  return Next::kHold;
-}
-
-Result<Session::Next> Session::on_wait(Thread &thread,
-                                       const TrappedSyscall &call,
-                                       const user_regs_struct &regs) {
-  if (call.source == Source::kDevRandom) {
-    auto answered = environment_.random_read(tracee_, regs);
-    if (!answered)
-      return answered.error();
-    if (*answered)
-      return answer(thread, regs, **answered);
   }
-  auto wait = would_block(tracee_, call, regs);
-  if (!wait)
-    return wait.error();
-  if (!wait->blocks)
-    return Next::kRun;
-  std::optional<std::chrono::nanoseconds> deadline;
-  if (wait->timeout) {
-    environment_.note(Source::kTimedWait, regs);
-    deadline = environment_.clock().elapsed() + *wait->timeout;
-  }
-  thread.waiting = Waiting{&call, regs, deadline, std::nullopt};
-  return Next::kHold;
+  return Next::kRun;
 }
 
 Result<void> Session::recheck(pid_t tid, Thread &thread) {
   const Waiting &waiting = *thread.waiting;
-  bool over = false;
-  if (waiting.call->trap == Trap::kFutex) {
-    // Another thread changed the word (before its wake, which cannot reach
-    // a wait held outside the kernel): the wait returns EAGAIN, as the
-    // kernel's would on seeing the new value.
-    auto word = tracee_.read_value<std::uint32_t>(waiting.regs.rdi);
-    if (word && *word != static_cast<std::uint32_t>(waiting.regs.rdx)) {
-      tracee_.focus(tid);
-      if (auto skipped = skip(thread, waiting.regs, -EAGAIN); !skipped)
-        return skipped;
-      over = true;
-    }
-  } else if (!waiting.result_at_deadline) {
-    auto wait = would_block(tracee_, *waiting.call, waiting.regs);
-    if (!wait)
-      return wait.error();
-    over = !wait->blocks;
+  if (waiting.recheck == nullptr)
+    return {};
+  auto over = waiting.recheck(tracee_, *waiting.call, waiting.regs);
+  if (!over)
+    return over.error();
+  if (!*over)
+    return {};
+  if ((*over)->kind == Action::Kind::kAnswer) {
+    tracee_.focus(tid);
+    if (auto skipped = skip(thread, waiting.regs, (*over)->result); !skipped)
+      return skipped;
   }
-  if (over) {
-    thread.waiting.reset();
-    thread.run = Thread::Run::kReady;
-  }
+  thread.waiting.reset();
+  thread.run = Thread::Run::kReady;
   return {};
 }
 

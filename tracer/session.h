@@ -10,6 +10,7 @@
 
 #include "tracer/environment.h"
 #include "tracer/executor.h"
+#include "tracer/syscall_table.h"
 #include "tracer/syscall_watcher.h"
 #include "tracer/tracee.h"
 #include "util/result.h"
@@ -73,14 +74,15 @@ public:
 private:
   // The call a quiescent thread is stopped in.
   struct Waiting {
-    const TrappedSyscall *call = nullptr;
+    const Syscall *call = nullptr;
     user_regs_struct regs{};
     // Elapsed virtual time at which it times out; nothing: never.
     std::optional<std::chrono::nanoseconds> deadline;
-    // A sleep or futex wait, which nothing but its deadline ends: skipped
-    // with this result then. Nothing: a wait for input, made to time out
-    // (expire()) and checked again on every resume.
+    // A sleep or futex wait: skipped with this result at its deadline.
+    // Nothing: a wait for input, made to time out (expire()).
     std::optional<long> result_at_deadline;
+    // Checked again on every resume; nullptr: only its deadline ends it.
+    Action::Recheck recheck = nullptr;
   };
 
   // One thread of the target and where cmc has it.
@@ -124,23 +126,13 @@ private:
   void proceed(Thread &thread, Next next, int signal = 0);
   // Checks the wait of a held thread again: kReady when it is over.
   [[nodiscard]] Result<void> recheck(pid_t tid, Thread &thread);
+  // Looks up the row of the call the thread stopped at and runs its
+  // handler.
   [[nodiscard]] Result<Next> on_seccomp_stop(Thread &thread);
-  [[nodiscard]] Result<Next> on_sleep(Thread &thread,
-                                      const TrappedSyscall &call,
-                                      const user_regs_struct &regs);
-  [[nodiscard]] Result<Next> on_futex(Thread &thread,
-                                      const TrappedSyscall &call,
-                                      const user_regs_struct &regs);
-  [[nodiscard]] Result<Next> on_timer(const TrappedSyscall &call,
-                                      const user_regs_struct &regs);
-  // Held until deadline (nothing: the call's time is invalid), then
-  // skipped with result.
-  [[nodiscard]] Result<Next>
-  sleep_until(Thread &thread, const TrappedSyscall &call,
-              const user_regs_struct &regs,
-              std::optional<std::chrono::nanoseconds> deadline, long result);
-  [[nodiscard]] Result<Next> on_wait(Thread &thread, const TrappedSyscall &call,
-                                     const user_regs_struct &regs);
+  // Does what a handler decided for the thread stopped at call.
+  [[nodiscard]] Result<Next> act(Thread &thread, const Syscall &call,
+                                 const user_regs_struct &regs,
+                                 const Action &action);
   // At a signal-delivery stop: the signal to deliver (0 when cmc handled
   // it), or an Error when it shows an escape from cmc's control.
   [[nodiscard]] Result<int> on_signal(int signal);
@@ -150,9 +142,6 @@ private:
   // result instead.
   [[nodiscard]] Result<void> skip(Thread &thread, user_regs_struct regs,
                                   long result);
-  // skip(), at a stop that is not quiescent: the thread runs on.
-  [[nodiscard]] Result<Next> answer(Thread &thread,
-                                    const user_regs_struct &regs, long result);
   [[nodiscard]] Fault fault_of(const WaitStatus &status) const;
 
   Tracee &tracee_;

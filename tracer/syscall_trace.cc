@@ -1,6 +1,6 @@
 #include "tracer/syscall_trace.h"
 
-#include "decoder/syscall_format.h"
+#include "tracer/syscall_table.h"
 
 namespace cmc::tracer {
 namespace {
@@ -26,7 +26,7 @@ decoder::MemoryReader reader_of(const Tracee &tracee) {
 std::string text_of(const Tracee &tracee, long number,
                     const std::array<std::uint64_t, 6> &args,
                     std::optional<long> result) {
-  return decoder::format_syscall(number, args, result, reader_of(tracee));
+  return format_syscall(number, args, result, reader_of(tracee));
 }
 
 } // namespace

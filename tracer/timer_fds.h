@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "tracer/syscall_table.h"
 #include "tracer/tracee.h"
 #include "tracer/virtual_clock.h"
 #include "util/result.h"
@@ -48,5 +49,10 @@ private:
 
   std::map<int, Timer> timers_;
 };
+
+// The handlers of timerfd_settime and timerfd_gettime: answered by the
+// environment's TimerFds.
+[[nodiscard]] Result<Action> on_timerfd_settime(SeccompStop &stop);
+[[nodiscard]] Result<Action> on_timerfd_gettime(SeccompStop &stop);
 
 } // namespace cmc::tracer

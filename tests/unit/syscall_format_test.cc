@@ -1,12 +1,13 @@
-// System calls shown as strace shows them, from registers and memory.
+// System calls shown as strace shows them, from registers and memory, with
+// the argument shapes of the table of calls.
 
 #include <gtest/gtest.h>
 
 #include <map>
 
-#include "decoder/syscall_format.h"
+#include "tracer/syscall_table.h"
 
-namespace cmc::decoder {
+namespace cmc::tracer {
 namespace {
 
 // A target memory of a few strings at fixed addresses.
@@ -54,4 +55,4 @@ TEST(SyscallFormat, UnreadableMemoryShowsTheAddress) {
 }
 
 } // namespace
-} // namespace cmc::decoder
+} // namespace cmc::tracer
