@@ -191,8 +191,8 @@ nlohmann::json run_json(const std::vector<Module> &modules,
 }
 
 // "  (181 libc, 2 inline; static executable: ...)": the number of sites of
-// each origin present, and how they were told apart; "; 2 rdtsc" when the
-// file has rdtsc or rdtscp instructions.
+// each origin present, and how they were told apart; then "; 2 rdtsc" when
+// the file has rdtsc or rdtscp instructions.
 std::string summary_note(const decoder::FileSites &file) {
   std::string counts;
   for (const auto origin :
@@ -205,14 +205,14 @@ std::string summary_note(const decoder::FileSites &file) {
       counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", count,
                             decoder::origin_name(origin));
   }
+  const std::string note = attribution_note(file);
+  if (!note.empty())
+    counts += fmt::format("{}static executable: {}", counts.empty() ? "" : "; ",
+                          note);
   if (!file.tsc_sites.empty())
     counts += fmt::format("{}{} rdtsc", counts.empty() ? "" : "; ",
                           file.tsc_sites.size());
-  const std::string note = attribution_note(file);
-  if (note.empty())
-    return counts.empty() ? "" : fmt::format("  ({})", counts);
-  return fmt::format("  ({}{}static executable: {})", counts,
-                     counts.empty() ? "" : "; ", note);
+  return counts.empty() ? "" : fmt::format("  ({})", counts);
 }
 
 // " observed 3" or " never reached" in a run; "" without one.

@@ -1,6 +1,7 @@
 #include "tracer/tsc_patches.h"
 
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <x86intrin.h>
@@ -10,6 +11,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -85,15 +87,20 @@ Result<FileTsc> scan(const std::string &path) {
   return file;
 }
 
-using FileKey = std::tuple<std::uint32_t, std::uint32_t, std::uint64_t>;
+// A file's identity and version: a file rewritten in place keeps its
+// inode but not its size and modification time.
+using FileKey = std::tuple<dev_t, ino_t, off_t, std::int64_t, std::int64_t>;
 
-// The scan of a mapped file, once per file (device and inode) per cmc
+// The scan of a mapped file (path), once per version of the file per cmc
 // process; the search's workers share it.
-Result<std::shared_ptr<const FileTsc>> file_tsc(const decoder::Mapping &mapping,
-                                                const std::string &path) {
+Result<std::shared_ptr<const FileTsc>> file_tsc(const std::string &path) {
+  struct stat info {};
+  if (stat(path.c_str(), &info) != 0)
+    return Error{fmt::format("cannot stat {}: {}", path, std::strerror(errno))};
+  const FileKey key{info.st_dev, info.st_ino, info.st_size, info.st_mtim.tv_sec,
+                    info.st_mtim.tv_nsec};
   static std::mutex mutex;
   static std::map<FileKey, std::shared_ptr<const FileTsc>> files;
-  const FileKey key{mapping.dev_major, mapping.dev_minor, mapping.inode};
   const std::scoped_lock lock(mutex);
   if (const auto found = files.find(key); found != files.end())
     return found->second;
@@ -155,7 +162,7 @@ Result<void> TscPatches::patch(Tracee &tracee,
   // namespace or a rename since.
   const std::string path = fmt::format(
       "/proc/{}/map_files/{:x}-{:x}", tracee.pid(), mapping.start, mapping.end);
-  auto file = file_tsc(mapping, path);
+  auto file = file_tsc(path);
   if (!file) {
     CMC_LOG_WARN("tracer", "cannot scan {} for rdtsc: {}", mapping.path,
                  file.error().message);

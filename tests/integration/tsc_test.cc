@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "tests/integration/run_cmc.h"
@@ -95,11 +96,28 @@ TEST_F(Rdtsc, SitesOfALibraryLoadedByDlopenArePatchedToo) {
   expect_virtual_counter("patched ", "libtsc_clock.so");
 }
 
-TEST_F(Rdtsc, ScanListsTheRdtscSites) {
+// objdump's count of rdtsc and rdtscp instructions in path.
+int objdump_tsc_sites(const std::string &path) {
+  const std::string command =
+      "objdump -d " + path + " | grep -cP '\\trdtscp?\\s*$'";
+  FILE *pipe = popen(command.c_str(), "r");
+  int count = -1;
+  if (pipe != nullptr && std::fscanf(pipe, "%d", &count) != 1)
+    count = -1;
+  if (pipe != nullptr)
+    pclose(pipe);
+  return count;
+}
+
+TEST_F(Rdtsc, ScanListsTheRdtscSitesObjdumpFinds) {
   const Outcome run = run_cmc({"scan", "--json", "-", target("tsc_lease")});
   ASSERT_EQ(run.status, 0) << run.err;
   const auto json = run.json();
-  ASSERT_TRUE(json.is_array() && !json.empty()) << run.out;
+  ASSERT_TRUE(json.is_array() && json.size() >= 3) << run.out;
+  for (const auto &module : json)
+    EXPECT_EQ(static_cast<int>(module["tsc_sites"].size()),
+              objdump_tsc_sites(module["module"]))
+        << module["module"];
   std::vector<std::string> instructions;
   for (const auto &site : json[0]["tsc_sites"])
     instructions.push_back(site["instruction"]);
