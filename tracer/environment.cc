@@ -12,6 +12,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -63,6 +64,13 @@ Result<void> Environment::take_control(Tracee &tracee) {
     if (!layout)
       return layout.error();
     vdso_ = std::move(*layout);
+  }
+  if (!tsc_traps()) {
+    std::error_code error;
+    const auto exe = std::filesystem::read_symlink(
+        fmt::format("/proc/{}/exe", tracee.pid()), error);
+    if (!error)
+      scan_tsc_ahead(exe);
   }
   const auto entry = decoder::auxv_value(auxv, AT_ENTRY);
   if (!entry)

@@ -34,7 +34,8 @@ public:
   [[nodiscard]] const TimerFds &timers() const { return timers_; }
 
   // At the exec stop: overwrites AT_RANDOM, patches the vDSO, protects its
-  // clock pages and plants a breakpoint at the program's entry point.
+  // clock pages and plants a breakpoint at the program's entry point; where
+  // PR_SET_TSC does not trap, scans ahead for rdtsc (scan_tsc_ahead).
   [[nodiscard]] Result<void> take_control(Tracee &tracee);
   // At a SIGTRAP stop: answers a breakpoint of cmc's and returns true, or
   // returns false for another SIGTRAP. At the entry breakpoint it is

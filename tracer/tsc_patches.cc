@@ -14,12 +14,14 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string_view>
 #include <tuple>
 
 #include <fmt/format.h>
 
 #include "decoder/elf_file.h"
+#include "decoder/library_search.h"
 #include "util/log.h"
 
 namespace cmc::tracer {
@@ -91,24 +93,30 @@ Result<FileTsc> scan(const std::string &path) {
 // inode but not its size and modification time.
 using FileKey = std::tuple<dev_t, ino_t, off_t, std::int64_t, std::int64_t>;
 
-// The scan of a mapped file (path), once per version of the file per cmc
-// process; the search's workers share it.
-Result<std::shared_ptr<const FileTsc>> file_tsc(const std::string &path) {
+Result<FileKey> file_key(const std::string &path) {
   struct stat info {};
   if (stat(path.c_str(), &info) != 0)
     return Error{fmt::format("cannot stat {}: {}", path, std::strerror(errno))};
-  const FileKey key{info.st_dev, info.st_ino, info.st_size, info.st_mtim.tv_sec,
-                    info.st_mtim.tv_nsec};
+  return FileKey{info.st_dev, info.st_ino, info.st_size, info.st_mtim.tv_sec,
+                 info.st_mtim.tv_nsec};
+}
+
+// The scan of a mapped file (path), once per version of the file per cmc
+// process; the search's workers share it.
+Result<std::shared_ptr<const FileTsc>> file_tsc(const std::string &path) {
+  const auto key = file_key(path);
+  if (!key)
+    return key.error();
   static std::mutex mutex;
   static std::map<FileKey, std::shared_ptr<const FileTsc>> files;
   const std::scoped_lock lock(mutex);
-  if (const auto found = files.find(key); found != files.end())
+  if (const auto found = files.find(*key); found != files.end())
     return found->second;
   auto file = scan(path);
   if (!file)
     return file.error();
   auto shared = std::make_shared<const FileTsc>(std::move(*file));
-  files.emplace(key, shared);
+  files.emplace(*key, shared);
   return shared;
 }
 
@@ -125,6 +133,27 @@ constexpr std::byte kRet{0xc3};
 bool tsc_traps() {
   static const bool traps = probe_tsc_traps();
   return traps;
+}
+
+void scan_tsc_ahead(const std::string &executable) {
+  const auto key = file_key(executable);
+  if (!key)
+    return;
+  {
+    static std::mutex mutex;
+    static std::set<FileKey> done;
+    const std::scoped_lock lock(mutex);
+    if (!done.insert(*key).second)
+      return;
+  }
+  auto elf = decoder::ElfFile::open(executable);
+  if (!elf)
+    return;
+  std::vector<std::string> paths{executable};
+  if (auto libraries = decoder::loaded_libraries(*elf))
+    paths.insert(paths.end(), libraries->begin(), libraries->end());
+  for (const std::string &path : paths)
+    (void)file_tsc(path);
 }
 
 Result<void> TscPatches::patch_mapped(Tracee &tracee) {

@@ -20,6 +20,12 @@ namespace cmc::tracer {
 // the environment answers false, to use the patches on any machine.
 [[nodiscard]] bool tsc_traps();
 
+// Scans an executable and the libraries ld.so will load for it into the
+// cache of TscPatches (once per executable file per cmc process), so that
+// patching at the entry breakpoint, within a step's timeout, finds them
+// scanned (libc takes ~0.2 s). Best effort, at the exec stop.
+void scan_tsc_ahead(const std::string &executable);
+
 // The target's rdtsc and rdtscp instructions, each patched with int3 where
 // PR_SET_TSC does not trap: a SIGTRAP one past a site is that instruction,
 // to answer. Every file mapped executable is scanned (decoder's sweep,
