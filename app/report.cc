@@ -30,15 +30,18 @@ std::string_view via_name(tracer::Via via) {
   return "";
 }
 
-// Calls visit(info, via) for every source used, in table order.
+// Calls visit(info, via, control) for every source used, in table order.
 template <typename Visit>
 void for_each_used(const tracer::Sources &sources, Visit visit) {
   for (std::size_t row = 0;
-       row < static_cast<std::size_t>(tracer::Source::kCount); ++row)
+       row < static_cast<std::size_t>(tracer::Source::kCount); ++row) {
+    const auto source = static_cast<tracer::Source>(row);
     for (const auto via :
          {tracer::Via::kSyscall, tracer::Via::kVdso, tracer::Via::kOther})
-      if (sources.used(static_cast<tracer::Source>(row), via))
-        visit(tracer::source_info(static_cast<tracer::Source>(row)), via);
+      if (sources.used(source, via))
+        visit(tracer::source_info(source), via,
+              tracer::control_text(source, sources));
+  }
 }
 
 // The settings that change what a state is: --once, the masked bytes.
@@ -169,11 +172,12 @@ nlohmann::json report_json(const search::Report &report,
 void add_sources_json(nlohmann::json &report, const tracer::Sources &sources) {
   nlohmann::json controlled = nlohmann::json::array();
   nlohmann::json uncontrolled = nlohmann::json::array();
-  for_each_used(sources, [&](const tracer::SourceInfo &info, tracer::Via via) {
+  for_each_used(sources, [&](const tracer::SourceInfo &info, tracer::Via via,
+                             const std::string &control) {
     (info.controlled ? controlled : uncontrolled)
         .push_back({{"source", info.name},
                     {"via", via_name(via)},
-                    {"control", info.control}});
+                    {"control", control}});
   });
   report["sources"] = controlled;
   report["uncontrolled"] = uncontrolled;
@@ -182,10 +186,11 @@ void add_sources_json(nlohmann::json &report, const tracer::Sources &sources) {
 void print_sources(std::FILE *out, const tracer::Sources &sources) {
   fmt::print(out, "time and randomness:{}\n",
              sources == tracer::Sources{} ? " none used" : "");
-  for_each_used(sources, [&](const tracer::SourceInfo &info, tracer::Via via) {
+  for_each_used(sources, [&](const tracer::SourceInfo &info, tracer::Via via,
+                             const std::string &control) {
     fmt::print(out, "  {}{} ({}): {}\n",
                info.controlled ? "" : "NOT CONTROLLED: ", info.name,
-               via_name(via), info.control);
+               via_name(via), control);
   });
 }
 

@@ -139,13 +139,18 @@ nlohmann::json module_json(const Module &module,
       json["observed"] = (*stops)[i];
     sites.push_back(std::move(json));
   }
+  nlohmann::json tsc_sites = nlohmann::json::array();
+  for (const auto &site : module.file.tsc_sites)
+    tsc_sites.push_back({{"address", fmt::format("{:#x}", site.address)},
+                         {"instruction", site.rdtscp ? "rdtscp" : "rdtsc"}});
   nlohmann::json json = {
       {"module", module.path},
       {"attribution", attribution_name(module.file.attribution)},
       {"static_libc", text_or_null(module.file.static_libc)},
       {"note", text_or_null(attribution_note(module.file))},
       {"sites", sites},
-      {"count", module.file.sites.size()}};
+      {"count", module.file.sites.size()},
+      {"tsc_sites", tsc_sites}};
   if (stops != nullptr)
     json["observed_sites"] = std::count_if(stops->begin(), stops->end(),
                                            [](std::size_t n) { return n > 0; });
@@ -186,7 +191,8 @@ nlohmann::json run_json(const std::vector<Module> &modules,
 }
 
 // "  (181 libc, 2 inline; static executable: ...)": the number of sites of
-// each origin present, and how they were told apart.
+// each origin present, and how they were told apart; then "; 2 rdtsc" when
+// the file has rdtsc or rdtscp instructions.
 std::string summary_note(const decoder::FileSites &file) {
   std::string counts;
   for (const auto origin :
@@ -200,10 +206,13 @@ std::string summary_note(const decoder::FileSites &file) {
                             decoder::origin_name(origin));
   }
   const std::string note = attribution_note(file);
-  if (note.empty())
-    return counts.empty() ? "" : fmt::format("  ({})", counts);
-  return fmt::format("  ({}{}static executable: {})", counts,
-                     counts.empty() ? "" : "; ", note);
+  if (!note.empty())
+    counts += fmt::format("{}static executable: {}", counts.empty() ? "" : "; ",
+                          note);
+  if (!file.tsc_sites.empty())
+    counts += fmt::format("{}{} rdtsc", counts.empty() ? "" : "; ",
+                          file.tsc_sites.size());
+  return counts.empty() ? "" : fmt::format("  ({})", counts);
 }
 
 // " observed 3" or " never reached" in a run; "" without one.

@@ -126,11 +126,27 @@ const char *syscall_kind(const cs_insn &insn) {
   return nullptr;
 }
 
+// The system call and time stamp counter instructions of some code.
+struct CodeSites {
+  std::vector<SyscallSite> syscalls;
+  std::vector<TscSite> tsc;
+};
+
+void note_site(const cs_insn &insn, const Symbol *function,
+               const KnownRegisters &known, CodeSites &sites) {
+  if (const char *kind = syscall_kind(insn))
+    sites.syscalls.push_back({insn.address, kind,
+                              function != nullptr ? *function : Symbol{},
+                              known.eax()});
+  else if (insn.id == X86_INS_RDTSC || insn.id == X86_INS_RDTSCP)
+    sites.tsc.push_back({insn.address, static_cast<std::uint8_t>(insn.size),
+                         insn.id == X86_INS_RDTSCP});
+}
+
 // Sweeps [range.address, range.address + size) linearly, restarting at the
 // function starts inside it.
 void sweep(const Disassembler &cs, const CodeRange &range,
-           const std::vector<Symbol> &functions,
-           std::vector<SyscallSite> &sites) {
+           const std::vector<Symbol> &functions, CodeSites &sites) {
   const std::uint64_t end = range.address + range.bytes.size();
   auto next_function = std::lower_bound(
       functions.begin(), functions.end(), range.address,
@@ -152,10 +168,7 @@ void sweep(const Disassembler &cs, const CodeRange &range,
     std::size_t size = limit - address;
     const std::uint64_t start = address;
     while (cs_disasm_iter(cs.handle, &code, &size, &address, cs.insn)) {
-      if (const char *kind = syscall_kind(*cs.insn))
-        sites.push_back({cs.insn->address, kind,
-                         current != nullptr ? *current : Symbol{},
-                         known.eax()});
+      note_site(*cs.insn, current, known, sites);
       known.step(cs.handle, *cs.insn);
     }
     // Bytes Capstone cannot decode (data, or AVX-512 that Capstone 4
@@ -167,18 +180,21 @@ void sweep(const Disassembler &cs, const CodeRange &range,
   }
 }
 
-Result<std::vector<SyscallSite>>
-scan_syscall_sites(const ElfFile &elf, const std::vector<Symbol> &functions) {
+Result<CodeSites> scan_code(const ElfFile &elf,
+                            const std::vector<Symbol> &functions) {
   Disassembler cs;
   if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs.handle) != CS_ERR_OK ||
       cs_option(cs.handle, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
       (cs.insn = cs_malloc(cs.handle)) == nullptr)
     return Error{"cannot start the Capstone disassembler"};
-  std::vector<SyscallSite> sites;
+  CodeSites sites;
   for (const CodeRange &range : elf.code())
     sweep(cs, range, functions, sites);
-  std::sort(sites.begin(), sites.end(),
-            [](const auto &a, const auto &b) { return a.address < b.address; });
+  const auto by_address = [](const auto &a, const auto &b) {
+    return a.address < b.address;
+  };
+  std::sort(sites.syscalls.begin(), sites.syscalls.end(), by_address);
+  std::sort(sites.tsc.begin(), sites.tsc.end(), by_address);
   return sites;
 }
 
@@ -253,10 +269,11 @@ std::string_view origin_name(SiteOrigin origin) {
 
 Result<FileSites> scan_file(const ElfFile &elf) {
   const std::vector<Symbol> functions = elf.functions();
-  auto sites = scan_syscall_sites(elf, functions);
+  auto sites = scan_code(elf, functions);
   if (!sites)
     return sites.error();
-  FileSites file{Attribution::kFileName, "", "", std::move(*sites)};
+  FileSites file{Attribution::kFileName, "", "", std::move(sites->syscalls),
+                 std::move(sites->tsc)};
   const auto system = system_origin(elf.path());
   if (system || elf.has_interpreter() || !elf.needed().empty()) {
     for (SyscallSite &site : file.sites)
@@ -269,6 +286,13 @@ Result<FileSites> scan_file(const ElfFile &elf) {
     attribute_static(file);
   }
   return file;
+}
+
+Result<std::vector<TscSite>> scan_tsc_sites(const ElfFile &elf) {
+  auto sites = scan_code(elf, elf.functions());
+  if (!sites)
+    return sites.error();
+  return std::move(sites->tsc);
 }
 
 } // namespace cmc::decoder

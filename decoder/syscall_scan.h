@@ -37,12 +37,20 @@ struct SyscallSite {
   SiteOrigin origin = SiteOrigin::kInline;
 };
 
+// One rdtsc or rdtscp instruction found in an executable's code.
+struct TscSite {
+  std::uint64_t address = 0; // link-time address
+  std::uint8_t length = 2;   // bytes: 2 for rdtsc (0f 31), 3 for rdtscp
+  bool rdtscp = false;       // rdtscp also writes IA32_TSC_AUX to ecx
+};
+
 // The sites of one file.
 struct FileSites {
   Attribution attribution = Attribution::kFileName;
   std::string static_libc;       // kStaticLibc: the libc.a used
   std::string static_libc_error; // kNoStaticLibc: why there is none
   std::vector<SyscallSite> sites;
+  std::vector<TscSite> tsc_sites; // in address order
 };
 
 // The system call instructions of a file, in address order, each with its
@@ -56,7 +64,12 @@ struct FileSites {
 // function of the system's libc.a (find_static_libc), inline when that
 // function is not libc.a's, and unknown outside every function symbol. Any
 // other file's sites are inline.
+// The rdtsc and rdtscp instructions are found by the same sweep.
 [[nodiscard]] Result<FileSites> scan_file(const ElfFile &elf);
+
+// Only the rdtsc and rdtscp instructions of a file, by the sweep of
+// scan_file, in address order: no origins told (no libc.a read).
+[[nodiscard]] Result<std::vector<TscSite>> scan_tsc_sites(const ElfFile &elf);
 
 // The x86-64 name of a system call number ("read"), or "".
 [[nodiscard]] std::string syscall_name(long number);

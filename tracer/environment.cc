@@ -12,6 +12,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -64,6 +65,13 @@ Result<void> Environment::take_control(Tracee &tracee) {
       return layout.error();
     vdso_ = std::move(*layout);
   }
+  if (!tsc_traps()) {
+    std::error_code error;
+    const auto exe = std::filesystem::read_symlink(
+        fmt::format("/proc/{}/exe", tracee.pid()), error);
+    if (!error)
+      scan_tsc_ahead(exe);
+  }
   const auto entry = decoder::auxv_value(auxv, AT_ENTRY);
   if (!entry)
     return Error{"the target's auxiliary vector has no AT_ENTRY"};
@@ -78,19 +86,51 @@ Result<void> Environment::take_control(Tracee &tracee) {
   return {};
 }
 
-Result<bool> Environment::at_entry(Tracee &tracee) {
+Result<bool> Environment::at_breakpoint(Tracee &tracee) {
   auto regs = tracee.registers();
   if (!regs)
     return regs.error();
-  if (!entry_ || regs->rip != *entry_ + 1)
-    return false;
+  // rip is past the one-byte int3.
+  const std::uint64_t at = regs->rip - 1;
+  if (entry_ && at == *entry_) {
+    if (auto entered = at_entry(tracee, *regs); !entered)
+      return entered.error();
+    return true;
+  }
+  if (const decoder::TscSite *site = tsc_.site_at(at)) {
+    regs->rip = at;
+    if (auto answered = answer_tsc(tracee, *regs, site->length, site->rdtscp,
+                                   Source::kRdtscPatched);
+        !answered)
+      return answered.error();
+    return true;
+  }
+  if (tsc_.debug_state_at(at)) {
+    if (auto patched = at_debug_state(tracee, *regs); !patched)
+      return patched.error();
+    return true;
+  }
+  return false;
+}
+
+Result<void> Environment::at_entry(Tracee &tracee, user_regs_struct regs) {
   const std::uint64_t entry = *entry_;
   entry_.reset();
+  regs.rip = entry;
+  if (!tsc_traps()) {
+    if (auto restored = tracee.patch_code(entry, entry_code_); !restored)
+      return restored;
+    if (auto patched = tsc_.patch_mapped(tracee); !patched)
+      return patched;
+    if (!tsc_.unscanned().empty())
+      note(Source::kRdtscUncontrolled, Via::kOther);
+    return tracee.set_registers(regs);
+  }
   // The prctl runs on a syscall instruction written over the entry for it.
   if (auto written = tracee.patch_code(
           entry, std::array{std::byte{0x0f}, std::byte{0x05}});
       !written)
-    return written.error();
+    return written;
   auto trapped =
       tracee.inject_syscall(entry, SYS_prctl, {PR_SET_TSC, PR_TSC_SIGSEGV, 0});
   if (!trapped)
@@ -99,11 +139,23 @@ Result<bool> Environment::at_entry(Tracee &tracee) {
     return Error{fmt::format("cannot trap the target's rdtsc (PR_SET_TSC): {}",
                              std::strerror(static_cast<int>(-*trapped)))};
   if (auto restored = tracee.patch_code(entry, entry_code_); !restored)
-    return restored.error();
-  regs->rip = entry;
-  if (auto set = tracee.set_registers(*regs); !set)
-    return set.error();
-  return true;
+    return restored;
+  return tracee.set_registers(regs);
+}
+
+Result<void> Environment::at_debug_state(Tracee &tracee,
+                                         user_regs_struct regs) {
+  // Returns for it, as its ret would.
+  auto back = tracee.read_value<std::uint64_t>(regs.rsp);
+  if (!back)
+    return back.error();
+  regs.rip = *back;
+  regs.rsp += sizeof *back;
+  if (auto patched = tsc_.patch_mapped(tracee); !patched)
+    return patched;
+  if (!tsc_.unscanned().empty())
+    note(Source::kRdtscUncontrolled, Via::kOther);
+  return tracee.set_registers(regs);
 }
 
 void Environment::note(Source source, const user_regs_struct &regs) {
@@ -158,16 +210,25 @@ Result<bool> Environment::emulate_tsc(Tracee &tracee) {
   const bool rdtscp = code[0] == 0x0f && code[1] == 0x01 && code[2] == 0xf9;
   if (!rdtsc && !rdtscp)
     return false;
-  const std::uint64_t tsc = clock_.tsc();
-  regs->rax = tsc & 0xffffffff;
-  regs->rdx = tsc >> 32;
-  regs->rip += rdtsc ? 2 : 3;
-  if (rdtscp)
-    regs->rcx = 0; // IA32_TSC_AUX: CPU 0
-  note(Source::kRdtsc, Via::kOther);
-  if (auto set = tracee.set_registers(*regs); !set)
-    return set.error();
+  if (auto answered =
+          answer_tsc(tracee, *regs, rdtsc ? 2 : 3, rdtscp, Source::kRdtsc);
+      !answered)
+    return answered.error();
   return true;
+}
+
+Result<void> Environment::answer_tsc(Tracee &tracee, user_regs_struct regs,
+                                     std::uint8_t length, bool rdtscp,
+                                     Source source) {
+  const std::uint64_t tsc = clock_.tsc();
+  regs.rax = tsc & 0xffffffff;
+  regs.rdx = tsc >> 32;
+  regs.rip += length;
+  if (rdtscp)
+    regs.rcx = 0; // IA32_TSC_AUX: CPU 0
+  note(source, Via::kOther);
+  sources_.note_tsc_sites(tsc_.count());
+  return tracee.set_registers(regs);
 }
 
 Result<Action> answer_clock_gettime(SeccompStop &stop) {

@@ -11,6 +11,7 @@
 #include "tracer/syscall_table.h"
 #include "tracer/timer_fds.h"
 #include "tracer/tracee.h"
+#include "tracer/tsc_patches.h"
 #include "tracer/vdso_control.h"
 #include "tracer/virtual_clock.h"
 #include "util/result.h"
@@ -33,14 +34,18 @@ public:
   [[nodiscard]] const TimerFds &timers() const { return timers_; }
 
   // At the exec stop: overwrites AT_RANDOM, patches the vDSO, protects its
-  // clock pages and plants a breakpoint at the program's entry point.
+  // clock pages and plants a breakpoint at the program's entry point; where
+  // PR_SET_TSC does not trap, scans ahead for rdtsc (scan_tsc_ahead).
   [[nodiscard]] Result<void> take_control(Tracee &tracee);
-  // At a SIGTRAP stop: if it is the entry breakpoint, removes it and makes
-  // rdtsc and rdtscp fault from now on (PR_SET_TSC), so cmc can answer
-  // them; returns false for another SIGTRAP. (Trapping from the exec on
-  // would also stop on ld.so's eight start-up timing reads, ~200 us a
-  // spawn, whose values only ld.so's LD_DEBUG=statistics ever shows.)
-  [[nodiscard]] Result<bool> at_entry(Tracee &tracee);
+  // At a SIGTRAP stop: answers a breakpoint of cmc's and returns true, or
+  // returns false for another SIGTRAP. At the entry breakpoint it is
+  // removed and rdtsc and rdtscp are put under control from then on:
+  // made to fault (PR_SET_TSC) where that traps (tsc_traps()), else each
+  // of their sites patched with int3 (TscPatches), answered here like the
+  // fault. (Controlling them from the exec on would also stop on ld.so's
+  // eight start-up timing reads, ~200 us a spawn, whose values only
+  // ld.so's LD_DEBUG=statistics ever shows.)
+  [[nodiscard]] Result<bool> at_breakpoint(Tracee &tracee);
 
   // Answers read(fd, buf, count) of /dev/urandom or /dev/random; nothing
   // when fd is another file.
@@ -57,6 +62,16 @@ public:
   // Writes length bytes of the seeded generator at address.
   [[nodiscard]] Result<void> fill_random(Tracee &tracee, std::uint64_t address,
                                          std::uint64_t length);
+  [[nodiscard]] Result<void> at_entry(Tracee &tracee, user_regs_struct regs);
+  // ld.so's _dl_debug_state (a ret), called around every dlopen and
+  // dlclose: patches the files mapped since.
+  [[nodiscard]] Result<void> at_debug_state(Tracee &tracee,
+                                            user_regs_struct regs);
+  // Answers the rdtsc (or rdtscp) of length bytes at regs.rip from the
+  // virtual clock and notes source.
+  [[nodiscard]] Result<void> answer_tsc(Tracee &tracee, user_regs_struct regs,
+                                        std::uint8_t length, bool rdtscp,
+                                        Source source);
 
 private:
   VirtualClock clock_;
@@ -67,6 +82,8 @@ private:
   // The planted entry breakpoint and the code it replaced.
   std::optional<std::uint64_t> entry_;
   std::array<std::byte, 2> entry_code_{};
+  // Where PR_SET_TSC does not trap.
+  TscPatches tsc_;
 };
 
 // The handlers of the calls cmc answers itself, from the virtual clock or

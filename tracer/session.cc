@@ -436,10 +436,10 @@ Result<int> Session::on_signal(int signal) {
     }
   }
   if (signal == SIGTRAP) {
-    auto entered = environment_.at_entry(tracee_);
-    if (!entered)
-      return entered.error();
-    if (*entered)
+    auto answered = environment_.at_breakpoint(tracee_);
+    if (!answered)
+      return answered.error();
+    if (*answered)
       return 0;
   }
   if (signal == SIGILL) {

@@ -1,5 +1,7 @@
 #include "tracer/sources.h"
 
+#include <fmt/format.h>
+
 #include "util/check.h"
 
 namespace cmc::tracer {
@@ -19,6 +21,14 @@ constexpr std::array<SourceInfo, static_cast<std::size_t>(Source::kCount)>
         {"/dev/urandom", "seeded generator (--seed)", true},
         {"AT_RANDOM", "overwritten from the seed at exec", true},
         {"rdtsc", "trapped (PR_SET_TSC), virtual clock", true},
+        {"rdtsc",
+         "sites patched with int3 (PR_SET_TSC does not trap here), "
+         "virtual clock",
+         true},
+        {"rdtsc",
+         "PR_SET_TSC does not trap here and code cmc could not scan "
+         "is mapped: its rdtsc sites, if any, run unpatched",
+         false},
         {"rseq", "refused with ENOSYS", true},
         {"io_uring_setup", "refused with ENOSYS", true},
         {"rdrand", "cannot be trapped without CPUID faulting", false},
@@ -31,6 +41,14 @@ const SourceInfo &source_info(Source source) {
   const auto row = static_cast<std::size_t>(source);
   CMC_CHECK(row < kSources.size(), "unknown source");
   return kSources[row];
+}
+
+std::string control_text(Source source, const Sources &sources) {
+  if (source == Source::kRdtscPatched)
+    return fmt::format("patched {} sites with int3 (PR_SET_TSC does not "
+                       "trap here), virtual clock",
+                       sources.tsc_sites());
+  return std::string(source_info(source).control);
 }
 
 } // namespace cmc::tracer

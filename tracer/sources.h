@@ -1,7 +1,10 @@
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace cmc::tracer {
@@ -19,9 +22,12 @@ enum class Source : std::uint8_t {
   kSleep,     // nanosleep, clock_nanosleep
   kTimerfd,   // timerfd_settime, timerfd_gettime
   kGetrandom,
-  kDevRandom, // read() of /dev/urandom or /dev/random
-  kAtRandom,  // the 16 bytes of AT_RANDOM in the auxiliary vector
-  kRdtsc,     // rdtsc and rdtscp, trapped by PR_SET_TSC
+  kDevRandom,         // read() of /dev/urandom or /dev/random
+  kAtRandom,          // the 16 bytes of AT_RANDOM in the auxiliary vector
+  kRdtsc,             // rdtsc and rdtscp, trapped by PR_SET_TSC
+  kRdtscPatched,      // rdtsc and rdtscp at sites patched with int3
+  kRdtscUncontrolled, // rdtsc: no trap, and code mapped that cmc could not
+                      // scan
   kRseq,
   kIoUring,
   kRdrand, // rdrand/rdseed: no trap without CPUID faulting
@@ -53,7 +59,15 @@ public:
   [[nodiscard]] bool used(Source source, Via via) const {
     return (bits_ >> bit(source, via) & 1) != 0;
   }
-  void merge(const Sources &other) { bits_ |= other.bits_; }
+  // The number of rdtsc sites a run patched (kRdtscPatched).
+  void note_tsc_sites(std::size_t count) {
+    tsc_sites_ = std::max(tsc_sites_, count);
+  }
+  [[nodiscard]] std::size_t tsc_sites() const { return tsc_sites_; }
+  void merge(const Sources &other) {
+    bits_ |= other.bits_;
+    note_tsc_sites(other.tsc_sites_);
+  }
   friend bool operator==(const Sources &, const Sources &) = default;
 
 private:
@@ -62,6 +76,11 @@ private:
   }
   static_assert(static_cast<unsigned>(Source::kCount) * 3 <= 64);
   std::uint64_t bits_ = 0;
+  std::size_t tsc_sites_ = 0;
 };
+
+// How cmc answered a source used, as the report says it: source_info's
+// control, with the number of sites patched for kRdtscPatched.
+[[nodiscard]] std::string control_text(Source source, const Sources &sources);
 
 } // namespace cmc::tracer

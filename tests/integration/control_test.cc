@@ -198,7 +198,10 @@ TEST_F(Control, RandomnessComesFromTheSeed) {
   EXPECT_TRUE(seen->sources.used(Source::kGetrandom, Via::kSyscall));
   EXPECT_TRUE(seen->sources.used(Source::kDevRandom, Via::kSyscall));
   EXPECT_TRUE(seen->sources.used(Source::kAtRandom, Via::kOther));
-  EXPECT_TRUE(seen->sources.used(Source::kRdtsc, Via::kOther));
+  // Trapped where PR_SET_TSC traps, else at its patched site.
+  EXPECT_TRUE(seen->sources.used(Source::kRdtsc, Via::kOther) ||
+              seen->sources.used(Source::kRdtscPatched, Via::kOther));
+  EXPECT_FALSE(seen->sources.used(Source::kRdtscUncontrolled, Via::kOther));
 }
 
 TEST_F(Control, AClockReadPastTheVdsoIsAnErrorNamingIt) {

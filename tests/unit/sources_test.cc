@@ -1,0 +1,34 @@
+// The report's rows of time and randomness: rdtsc names how it was
+// controlled, with the number of sites patched merged over runs.
+
+#include <gtest/gtest.h>
+
+#include "tracer/sources.h"
+
+namespace cmc::tracer {
+namespace {
+
+TEST(Sources, PatchedRdtscSaysHowManySitesTheLargestRunPatched) {
+  Sources first;
+  first.note(Source::kRdtscPatched, Via::kOther);
+  first.note_tsc_sites(25);
+  Sources later; // a run that also patched a library dlopen mapped
+  later.note(Source::kRdtscPatched, Via::kOther);
+  later.note_tsc_sites(26);
+  first.merge(later);
+  EXPECT_TRUE(first.used(Source::kRdtscPatched, Via::kOther));
+  EXPECT_EQ(control_text(Source::kRdtscPatched, first),
+            "patched 26 sites with int3 (PR_SET_TSC does not trap here), "
+            "virtual clock");
+  EXPECT_EQ(control_text(Source::kRdtsc, first),
+            "trapped (PR_SET_TSC), virtual clock");
+}
+
+TEST(Sources, RdtscInCodeCmcCouldNotScanIsNotControlled) {
+  EXPECT_FALSE(source_info(Source::kRdtscUncontrolled).controlled);
+  EXPECT_EQ(source_info(Source::kRdtscUncontrolled).name, "rdtsc");
+  EXPECT_TRUE(source_info(Source::kRdtscPatched).controlled);
+}
+
+} // namespace
+} // namespace cmc::tracer
