@@ -269,6 +269,7 @@ Violation take_steps(tracer::TargetRun &run, tracer::SyscallTrace &trace,
       fmt::print("  waiting in: {}\n", waiting->text);
     received.push_back(run.drain());
     print_responses(spec, received.back());
+    print_effects(spec, run.effects());
     if (*fault) {
       (*fault)->step = i;
       return {(*fault)->violation(), i + 1};

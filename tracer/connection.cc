@@ -63,8 +63,8 @@ Result<Connection> Connection::open(int netns,
                              describe_address(address), std::strerror(errno))};
   sockaddr_storage local{};
   socklen_t length = sizeof local;
-  if (getsockname(sock->get(), reinterpret_cast<sockaddr *>(&local),
-                  &length) != 0)
+  if (getsockname(sock->get(), reinterpret_cast<sockaddr *>(&local), &length) !=
+      0)
     return Error{fmt::format("getsockname: {}", std::strerror(errno))};
   return Connection(std::move(*sock), local);
 }

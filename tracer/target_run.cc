@@ -6,6 +6,7 @@
 #include <sys/sysmacros.h>
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -149,6 +150,7 @@ Result<TargetRun> TargetRun::start(const TargetSpec &spec,
   run.netns_ = launch.netns;
   run.connections_.resize(spec.client_count());
   run.ends_.resize(spec.client_count());
+  run.received_.resize(spec.client_count());
   run.closed_by_server_.resize(spec.client_count());
   if (spec.clients.empty()) {
     if (auto opened = run.open_connection(0); !opened)
@@ -189,10 +191,11 @@ Fingerprint TargetRun::fingerprint(std::span<const std::byte> state) const {
 }
 
 std::vector<std::string> TargetRun::drain() {
-  std::vector<std::string> received(connections_.size());
+  std::vector<std::string> received =
+      std::exchange(received_, std::vector<std::string>(connections_.size()));
   for (std::size_t client = 0; client < connections_.size(); ++client)
     if (connections_[client])
-      received[client] = connections_[client]->drain();
+      received[client] += connections_[client]->drain();
   return received;
 }
 
@@ -207,6 +210,8 @@ Result<void> TargetRun::open_connection(std::size_t client) {
 }
 
 void TargetRun::end_connection(std::size_t client) {
+  // What came before the end still belongs to this step's replies.
+  received_[client] += connections_[client]->drain();
   closed_.push_back(std::move(*connections_[client]));
   connections_[client].reset();
   ends_[client].reset();
@@ -254,8 +259,8 @@ void TargetRun::count_read(std::size_t client) {
   if (!connections_[client]) {
     // Closed by the target in this step: an orderly close means it read
     // everything, a reset that it left bytes unread (which, unknown).
-    if (std::find(effects_.dropped.begin(), effects_.dropped.end(),
-                  client) == effects_.dropped.end())
+    if (std::find(effects_.dropped.begin(), effects_.dropped.end(), client) ==
+        effects_.dropped.end())
       effects_.read = length;
     return;
   }
@@ -267,6 +272,7 @@ void TargetRun::count_read(std::size_t client) {
 }
 
 Result<std::optional<Fault>> TargetRun::tick(std::chrono::nanoseconds by) {
+  effects_ = StepEffects{};
   if (auto ticked = session_->advance_clock(by); !ticked)
     return ticked.error();
   return run_step();

@@ -139,6 +139,8 @@ private:
   // The target's end of each client's connection, while it is open.
   std::vector<std::optional<TargetSocket>> ends_;
   std::vector<bool> closed_by_server_;
+  // Received on connections that ended since the last drain, by client.
+  std::vector<std::string> received_;
   StepEffects effects_;
   std::vector<Connection> closed_; // disconnected, reset at the end
   StateReader reader_;

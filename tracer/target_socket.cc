@@ -62,7 +62,7 @@ std::optional<UniqueFd> TargetSocket::find(const Tracee &tracee) {
       return found;
   const std::string dir = fmt::format("/proc/{}/fd", tracee.pid());
   const std::unique_ptr<DIR, int (*)(DIR *)> entries(opendir(dir.c_str()),
-                                                      closedir);
+                                                     closedir);
   if (!entries)
     return std::nullopt;
   while (const dirent *entry = readdir(entries.get())) {
