@@ -236,7 +236,7 @@ nlohmann::json report_json(const search::Report &report,
 
 void add_effects_json(nlohmann::json &step,
                       const tracer::StepEffects &effects) {
-  if (effects.length)
+  if (effects.read_short())
     step["read"] = effects.read ? nlohmann::json(*effects.read) : nullptr;
   if (!effects.closed.empty())
     step["closed_by_server"] = effects.closed;

@@ -51,8 +51,9 @@ struct StepNames {
                                          const StepNames &names);
 [[nodiscard]] nlohmann::json error_json(const std::string &message);
 
-// A step's "read" (bytes of its message the target read, null: not known)
-// and "closed_by_server" (the clients whose connection the target closed).
+// A step's "read" when the target did not read all of its message (the
+// bytes it read, null: not known) and "closed_by_server" (the clients whose
+// connection the target closed).
 void add_effects_json(nlohmann::json &step, const tracer::StepEffects &effects);
 
 // The "sources" and "uncontrolled" fields: each source of time or

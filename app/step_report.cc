@@ -69,8 +69,8 @@ bool dropped(const tracer::StepEffects &effects, std::size_t client) {
 } // namespace
 
 void print_effects(const tracer::TargetSpec &spec,
-                   const tracer::StepEffects &effects) {
-  if (effects.length) {
+                   const tracer::StepEffects &effects, bool always) {
+  if (effects.read_short() || (always && effects.read_whole())) {
     if (effects.read)
       fmt::print("  read: {} of {} bytes of the message\n", *effects.read,
                  *effects.length);
@@ -88,7 +88,7 @@ void print_effects(const tracer::TargetSpec &spec,
 std::string effects_note(const tracer::TargetSpec &spec,
                          const tracer::StepEffects &effects) {
   std::vector<std::string> notes;
-  if (effects.length && !effects.read_whole())
+  if (effects.read_short())
     notes.push_back(effects.read ? fmt::format("target read {} of {} bytes",
                                                *effects.read, *effects.length)
                                  : "target did not read it all");

@@ -54,6 +54,11 @@ struct StepEffects {
   [[nodiscard]] bool read_whole() const {
     return length && read && *read == *length;
   }
+  // Known to have left some of its message unread (a step that faulted
+  // is not known to have).
+  [[nodiscard]] bool read_short() const {
+    return length && (read ? *read != *length : !dropped.empty());
+  }
 };
 
 // What one replay of a path showed.
