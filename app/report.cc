@@ -276,12 +276,17 @@ nlohmann::json error_json(const std::string &message) {
 void write_json(const std::string &destination, const nlohmann::json &json) {
   if (destination.empty())
     return;
+  // Messages are bytes; JSON strings are UTF-8: a byte that is not valid
+  // UTF-8 (binary protocols such as MQTT) is written as U+FFFD, the
+  // replay command line keeps it escaped.
+  const std::string text =
+      json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   if (destination == "-") {
-    std::cout << json.dump(2) << '\n';
+    std::cout << text << '\n';
     return;
   }
   std::ofstream file(destination);
-  file << json.dump(2) << '\n';
+  file << text << '\n';
   if (!file)
     throw UserError(ExitCode::kCannotCheck,
                     fmt::format("cannot write the JSON to {}", destination));
