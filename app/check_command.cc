@@ -99,6 +99,9 @@ int check(const CheckOptions &options) {
                   spec->tick ? options.max_ticks.value_or(1) : 0, spec->seed};
   names.once = options.once;
   names.path_states = spec->regions.empty();
+  names.no_property = options.target.invariant == "none" &&
+                      options.target.forbid_response.empty() &&
+                      options.target.properties.empty();
   auto json = report_json(*report, names);
   json["replay"] = replay_json(options.target);
   write_json(options.json, json);

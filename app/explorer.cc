@@ -267,6 +267,7 @@ void Explorer::take(const Step &step, bool quiet) {
       call.backtrace.clear();
     print_calls(calls, "  ");
     print_responses(*spec_, received);
+    print_effects(*spec_, run_->effects(), false);
   }
   if (*fault) {
     (*fault)->step = received_.size();

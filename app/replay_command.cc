@@ -268,6 +268,7 @@ Violation take_steps(tracer::TargetRun &run, tracer::SyscallTrace &trace,
     if (const auto waiting = trace.pending(run.tracee()); waiting && !*fault)
       fmt::print("  waiting in: {}\n", waiting->text);
     received.push_back(run.drain());
+    print_effects(spec, run.effects(), true);
     print_responses(spec, received.back());
     if (*fault) {
       (*fault)->step = i;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "app/step_report.h"
 #include "util/escape.h"
 #include "util/fingerprint.h"
 #include "util/user_error.h"
@@ -64,6 +65,66 @@ std::size_t client_index(tracer::TargetSpec &spec, const std::string &name) {
     return static_cast<std::size_t>(known - spec.clients.begin());
   spec.clients.push_back(name);
   return spec.clients.size() - 1;
+}
+
+// ", but message 2 was never read: the target waited in clock_nanosleep"
+// for each message sent but never read whole; "" when every one was.
+std::string coverage_caveat(const search::Report &report,
+                            const StepNames &names) {
+  std::vector<std::string> unread;
+  for (std::size_t i = 0;
+       i < std::min(report.coverage.size(), names.spec->messages.size()); ++i) {
+    const search::MessageCoverage &coverage = report.coverage[i];
+    if (coverage.transitions == 0 || coverage.read_whole != 0)
+      continue;
+    unread.push_back(fmt::format(
+        "message {} was never read{}", i + 1,
+        coverage.waits_in.empty()
+            ? ""
+            : fmt::format(": the target waited in {}", coverage.waits_in)));
+  }
+  if (unread.empty())
+    return "";
+  return fmt::format(", but {}", fmt::join(unread, "; "));
+}
+
+nlohmann::json coverage_json(const search::Report &report,
+                             const StepNames &names) {
+  nlohmann::json messages = nlohmann::json::array();
+  for (std::size_t i = 0;
+       i < std::min(report.coverage.size(), names.spec->messages.size()); ++i) {
+    const search::MessageCoverage &coverage = report.coverage[i];
+    nlohmann::json message = {{"message", i + 1},
+                              {"send", names.spec->messages[i]},
+                              {"transitions", coverage.transitions},
+                              {"read_whole", coverage.read_whole}};
+    if (coverage.read_whole < coverage.transitions)
+      message["waits_in"] = coverage.waits_in;
+    messages.push_back(message);
+  }
+  return messages;
+}
+
+void print_coverage(std::FILE *out, const search::Report &report,
+                    const StepNames &names) {
+  if (names.no_property)
+    fmt::print(out, "no invariant and no property: checked crashes, exits "
+                    "and hangs only\n");
+  for (std::size_t i = 0;
+       i < std::min(report.coverage.size(), names.spec->messages.size()); ++i)
+    if (report.coverage[i].transitions != 0)
+      fmt::print(out, "message {}: read whole in {} of {} transitions\n", i + 1,
+                 report.coverage[i].read_whole, report.coverage[i].transitions);
+}
+
+// The counterexample's step i, and what it did to the connections.
+std::string counterexample_step(const search::Report &report,
+                                const StepNames &names, std::size_t i) {
+  std::string text =
+      step_text(step_of(*names.spec, report.counterexample[i]), names.tick);
+  if (i < report.counterexample_effects.size())
+    text += effects_note(*names.spec, report.counterexample_effects[i]);
+  return text;
 }
 
 } // namespace
@@ -135,9 +196,13 @@ nlohmann::json report_json(const search::Report &report,
   nlohmann::json counterexample = nullptr;
   if (violated) {
     counterexample = nlohmann::json::array();
-    for (const tracer::ActionId action : report.counterexample)
-      counterexample.push_back(
-          step_json(step_of(*names.spec, action), names.tick));
+    for (std::size_t i = 0; i < report.counterexample.size(); ++i) {
+      nlohmann::json step =
+          step_json(step_of(*names.spec, report.counterexample[i]), names.tick);
+      if (i < report.counterexample_effects.size())
+        add_effects_json(step, report.counterexample_effects[i]);
+      counterexample.push_back(step);
+    }
   }
   const char *verdict = violated ? "violated" : "holds";
   if (report.interrupted)
@@ -164,9 +229,20 @@ nlohmann::json report_json(const search::Report &report,
       {"once", names.once},
       {"masked", report.masked},
       {"restarts", report.restarts},
+      {"coverage", coverage_json(report, names)},
+      {"checked", names.no_property ? "crashes, exits and hangs only"
+                                    : "properties, crashes, exits and hangs"},
   };
   add_sources_json(json, report.sources);
   return json;
+}
+
+void add_effects_json(nlohmann::json &step,
+                      const tracer::StepEffects &effects) {
+  if (effects.read_short())
+    step["read"] = effects.read ? nlohmann::json(*effects.read) : nullptr;
+  if (!effects.closed.empty())
+    step["closed_by_server"] = effects.closed;
 }
 
 void add_sources_json(nlohmann::json &report, const tracer::Sources &sources) {
@@ -205,12 +281,17 @@ nlohmann::json error_json(const std::string &message) {
 void write_json(const std::string &destination, const nlohmann::json &json) {
   if (destination.empty())
     return;
+  // Messages are bytes; JSON strings are UTF-8: a byte that is not valid
+  // UTF-8 (binary protocols such as MQTT) is written as U+FFFD, the
+  // replay command line keeps it escaped.
+  const std::string text =
+      json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   if (destination == "-") {
-    std::cout << json.dump(2) << '\n';
+    std::cout << text << '\n';
     return;
   }
   std::ofstream file(destination);
-  file << json.dump(2) << '\n';
+  file << text << '\n';
   if (!file)
     throw UserError(ExitCode::kCannotCheck,
                     fmt::format("cannot write the JSON to {}", destination));
@@ -241,26 +322,27 @@ void print_report(std::FILE *out, const search::Report &report,
                report.counterexample.size() == 1 ? "" : "s");
     for (std::size_t i = 0; i < report.counterexample.size(); ++i)
       fmt::print(out, "  {}. {}\n", i + 1,
-                 step_text(step_of(*names.spec, report.counterexample[i]),
-                           names.tick));
+                 counterexample_step(report, names, i));
     fmt::print(out, "found after {}{}\n", counts,
                names.path_states ? " (no --region: every path is its own "
                                    "state, no dedup)"
                                  : "");
   } else if (report.complete) {
-    fmt::print(out, "{}holds: {}; every reachable state explored (depth {})\n",
-               tree, counts, report.max_depth);
+    fmt::print(out,
+               "{}holds{}: {}; every reachable state explored (depth {})\n",
+               tree, coverage_caveat(report, names), counts, report.max_depth);
   } else {
     fmt::print(out,
-               "{}holds up to depth {}{}: {} (search cut by a bound, not "
+               "{}holds up to depth {}{}{}: {} (search cut by a bound, not "
                "complete)\n",
                tree, report.max_depth,
                report.ticks_cut
                    ? fmt::format(" and {} tick(s) per path", names.max_ticks)
                    : "",
-               counts);
+               coverage_caveat(report, names), counts);
   }
   print_state_settings(out, report, names);
+  print_coverage(out, report, names);
   print_sources(out, report.sources);
   fmt::print(out,
              "{:.2f} s, {:.0f} distinct states/s, {:.0f} transitions/s; "

@@ -43,12 +43,18 @@ struct StepNames {
   std::uint64_t seed = 0;
   bool once = false;        // --once
   bool path_states = false; // no --region: every path is its own state
+  bool no_property = false; // no invariant, response or plugin property
 };
 
 // The JSON report of SPEC "JSON report".
 [[nodiscard]] nlohmann::json report_json(const search::Report &report,
                                          const StepNames &names);
 [[nodiscard]] nlohmann::json error_json(const std::string &message);
+
+// A step's "read" when the target did not read all of its message (the
+// bytes it read, null: not known) and "closed_by_server" (the clients whose
+// connection the target closed).
+void add_effects_json(nlohmann::json &step, const tracer::StepEffects &effects);
 
 // The "sources" and "uncontrolled" fields: each source of time or
 // randomness used, how it was reached and how cmc controlled it.

@@ -1,6 +1,9 @@
 #include "app/step_report.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "util/escape.h"
 
@@ -50,6 +53,53 @@ void print_responses(const tracer::TargetSpec &spec,
   if (!any)
     fmt::print("  response: \"{}\"\n",
                encode_escapes(received.empty() ? "" : received.front()));
+}
+
+namespace {
+
+std::string client_name(const tracer::TargetSpec &spec, std::size_t client) {
+  return spec.clients.empty() ? "the client" : spec.clients.at(client);
+}
+
+bool dropped(const tracer::StepEffects &effects, std::size_t client) {
+  return std::find(effects.dropped.begin(), effects.dropped.end(), client) !=
+         effects.dropped.end();
+}
+
+} // namespace
+
+void print_effects(const tracer::TargetSpec &spec,
+                   const tracer::StepEffects &effects, bool always) {
+  if (effects.read_short() || (always && effects.read_whole())) {
+    if (effects.read)
+      fmt::print("  read: {} of {} bytes of the message\n", *effects.read,
+                 *effects.length);
+    else
+      fmt::print("  read: not all of the {} bytes of the message (the "
+                 "server closed the connection with bytes unread)\n",
+                 *effects.length);
+  }
+  for (const std::size_t client : effects.closed)
+    fmt::print("  closed by the server: {}{}\n", client_name(spec, client),
+               dropped(effects, client) ? " (bytes it never read were dropped)"
+                                        : "");
+}
+
+std::string effects_note(const tracer::TargetSpec &spec,
+                         const tracer::StepEffects &effects) {
+  std::vector<std::string> notes;
+  if (effects.read_short())
+    notes.push_back(effects.read ? fmt::format("target read {} of {} bytes",
+                                               *effects.read, *effects.length)
+                                 : "target did not read it all");
+  for (const std::size_t client : effects.closed)
+    notes.push_back(
+        spec.clients.empty()
+            ? std::string("closed by the server")
+            : fmt::format("{} closed by the server", spec.clients.at(client)));
+  if (notes.empty())
+    return "";
+  return fmt::format(" ({})", fmt::join(notes, "; "));
 }
 
 } // namespace cmc::app

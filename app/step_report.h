@@ -26,4 +26,14 @@ void print_changes(const std::vector<search::RegionLayout> &layout,
 void print_responses(const tracer::TargetSpec &spec,
                      const std::vector<std::string> &received);
 
+// "  read: 15 of 15 bytes of the message" (unless the target read it
+// whole, when not always), and a line per connection the target closed:
+// "  closed by the server: A (bytes it never read were dropped)".
+void print_effects(const tracer::TargetSpec &spec,
+                   const tracer::StepEffects &effects, bool always);
+
+// "closed by the server" and the like, for a step line: "" if nothing.
+[[nodiscard]] std::string effects_note(const tracer::TargetSpec &spec,
+                                       const tracer::StepEffects &effects);
+
 } // namespace cmc::app

@@ -12,7 +12,7 @@ packages=(
   tmux # the interactive test of cmc explore
   # Real servers cmc checks unmodified, as Debian ships them (their tests,
   # the README's walkthroughs and the benchmarks).
-  beanstalkd redis-server memcached
+  beanstalkd redis-server memcached mosquitto lighttpd
 )
 missing=()
 for package in "${packages[@]}"; do

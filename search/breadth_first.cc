@@ -114,6 +114,7 @@ private:
                                      std::span<const ActionId> prefix) const;
   [[nodiscard]] bool beyond_ticks(std::span<const ActionId> path) const;
   [[nodiscard]] bool taken_before(std::span<const ActionId> path) const;
+  void count_coverage(ActionId action, const tracer::Observation &observation);
   void add_or_merge(const Fingerprint &fingerprint, const Transition &from,
                     std::span<const std::byte> bytes);
 
@@ -346,6 +347,7 @@ Result<Outcome> Search::merge(const Transition &transition) {
       !honest || *honest != Outcome::kContinue)
     return honest;
   ++report_.transitions;
+  count_coverage(transition.action, observation);
   std::optional<std::string> violation;
   if (observation.fault) {
     violation = observation.fault->violation();
@@ -372,6 +374,7 @@ Result<Outcome> Search::merge(const Transition &transition) {
   }
   report_.verdict = Verdict::kViolated;
   report_.counterexample = transition.path;
+  report_.counterexample_effects = observation.effects;
   report_.violation = std::move(*violation);
   return Outcome::kViolated;
 }
@@ -478,6 +481,23 @@ void Search::add_to_mask(const std::vector<std::size_t> &offsets) {
     executor->set_mask(mask_);
   CMC_LOG_INFO("search", "masked volatile bytes {}; starting again",
                fmt::join(report_.masked, ", "));
+}
+
+// Counted in merge order, which does not depend on the number of jobs.
+void Search::count_coverage(ActionId action,
+                            const tracer::Observation &observation) {
+  if (observation.fault ||
+      observation.effects.size() != observation.received.size() ||
+      observation.effects.empty() || !observation.effects.back().length)
+    return;
+  const tracer::StepEffects &effects = observation.effects.back();
+  report_.coverage.resize(alphabet_size_);
+  MessageCoverage &coverage = report_.coverage[action];
+  ++coverage.transitions;
+  if (effects.read_whole())
+    ++coverage.read_whole;
+  else if (coverage.waits_in.empty())
+    coverage.waits_in = effects.waits_in;
 }
 
 void Search::add_or_merge(const Fingerprint &fingerprint,

@@ -46,6 +46,15 @@ struct Options {
 
 enum class Verdict { kHolds, kViolated };
 
+// What the search exercised of one message.
+struct MessageCoverage {
+  std::size_t transitions = 0; // that sent it
+  std::size_t read_whole = 0;  // after which the target had read all of it
+  // Where the target waited after the first (in search order) transition
+  // that did not read it whole.
+  std::string waits_in;
+};
+
 struct Report {
   Verdict verdict = Verdict::kHolds;
   bool complete = true;     // false when max_depth or max_states cut the search
@@ -64,6 +73,12 @@ struct Report {
   // offset order, and how often the search started again for them.
   std::vector<std::string> masked;
   std::size_t restarts = 0;
+  // By action: what the messages among them were read; empty entries
+  // (transitions 0) for the other actions.
+  std::vector<MessageCoverage> coverage;
+  // What each step of the counterexample did to the connections (empty
+  // when the executor did not say).
+  std::vector<tracer::StepEffects> counterexample_effects;
 };
 
 // Makes one executor per worker thread, plus one for the calling thread's

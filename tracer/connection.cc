@@ -4,12 +4,15 @@
 #include <fcntl.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -50,11 +53,20 @@ Result<Connection> Connection::open(int netns,
     return sock.error();
   // On loopback the handshake completes inside connect(), before the target
   // has called accept: the connection waits in its backlog.
+  // No Nagle: a message sent while the last one is still unacknowledged
+  // (the target did not reply, so its ACK is delayed) leaves at once.
+  const int on = 1;
+  setsockopt(sock->get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
   if (connect(sock->get(), reinterpret_cast<const sockaddr *>(&address),
               address_length(address)) != 0)
     return Error{fmt::format("cannot connect to the target at {}: {}",
                              describe_address(address), std::strerror(errno))};
-  return Connection(std::move(*sock));
+  sockaddr_storage local{};
+  socklen_t length = sizeof local;
+  if (getsockname(sock->get(), reinterpret_cast<sockaddr *>(&local), &length) !=
+      0)
+    return Error{fmt::format("getsockname: {}", std::strerror(errno))};
+  return Connection(std::move(*sock), local);
 }
 
 Connection::~Connection() {
@@ -92,18 +104,38 @@ Result<void> Connection::send(std::string_view bytes) {
   return {};
 }
 
-std::string Connection::drain() {
-  std::string received;
+bool Connection::receive() {
   std::array<char, 4096> buffer{};
-  ssize_t got = 0;
-  // A short read emptied the queue: the target wrote everything before it
-  // became quiescent, and loopback delivered it inside its write().
-  do {
-    got = recv(socket_.get(), buffer.data(), buffer.size(), MSG_DONTWAIT);
-    if (got > 0)
-      received.append(buffer.data(), static_cast<std::size_t>(got));
-  } while (got == static_cast<ssize_t>(buffer.size()));
-  return received;
+  while (true) {
+    const ssize_t got =
+        recv(socket_.get(), buffer.data(), buffer.size(), MSG_DONTWAIT);
+    if (got > 0) {
+      received_.append(buffer.data(), static_cast<std::size_t>(got));
+      continue;
+    }
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0 && errno == ECONNRESET)
+      reset_ = true;
+    return got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+}
+
+void Connection::acknowledge() {
+  // Setting TCP_QUICKACK sends an ACK that is due at once; the option
+  // itself lasts only until the kernel leaves quick-ACK mode again.
+  const int on = 1;
+  setsockopt(socket_.get(), IPPROTO_TCP, TCP_QUICKACK, &on, sizeof on);
+}
+
+void Connection::wait(std::chrono::milliseconds timeout) const {
+  pollfd entry{socket_.get(), POLLIN | POLLRDHUP, 0};
+  poll(&entry, 1, static_cast<int>(timeout.count()));
+}
+
+std::string Connection::drain() {
+  receive();
+  return std::exchange(received_, {});
 }
 
 std::string describe_address(const sockaddr_storage &address) {

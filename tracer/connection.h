@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <chrono>
 #include <string>
 #include <string_view>
 
@@ -27,16 +28,33 @@ public:
   // Sends all of bytes and returns once the kernel has handed them to the
   // target's socket.
   [[nodiscard]] Result<void> send(std::string_view bytes);
-  // Everything the target has sent back so far, without waiting.
+  // Moves what has arrived from the target to the received bytes, without
+  // waiting; false once the target has closed its end (an end of file or
+  // a reset came).
+  bool receive();
+  // Sends now the acknowledgement the kernel would delay by up to 40 ms:
+  // a target whose small write waits for it (Nagle's algorithm) sends it.
+  void acknowledge();
+  // Waits until more arrives from the target, at most timeout.
+  void wait(std::chrono::milliseconds timeout) const;
+  // The received bytes, taken (after a receive()).
   [[nodiscard]] std::string drain();
+  // The target reset the connection: it closed it with bytes unread.
+  [[nodiscard]] bool reset() const { return reset_; }
+  // cmc's end, which is the peer address of the target's end.
+  [[nodiscard]] const sockaddr_storage &local() const { return local_; }
   // Sends a FIN (the target reads end of file) and sends nothing more;
   // the socket itself stays open until the Connection dies, when it is
   // reset (so no TIME_WAIT socket keeps the target's port).
   void close();
 
 private:
-  explicit Connection(UniqueFd socket) : socket_(std::move(socket)) {}
+  Connection(UniqueFd socket, const sockaddr_storage &local)
+      : socket_(std::move(socket)), local_(local) {}
   UniqueFd socket_;
+  sockaddr_storage local_{};
+  std::string received_;
+  bool reset_ = false;
 };
 
 // "127.0.0.1:7000", "[::1]:7000".

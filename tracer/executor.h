@@ -34,6 +34,33 @@ struct Fault {
   [[nodiscard]] std::string violation() const;
 };
 
+// What a step did to the connections, besides changing the state and
+// bringing replies.
+struct StepEffects {
+  // For a message: its length, and how many of its bytes the target had
+  // read when the step ended (nothing: it closed the connection with bytes
+  // unread, so how many were the message's is not known).
+  std::optional<std::size_t> length;
+  std::optional<std::size_t> read;
+  // The clients whose connection the target closed during the step, and
+  // those of them it closed with bytes it never read (the kernel then
+  // resets the connection and drops them).
+  std::vector<std::size_t> closed;
+  std::vector<std::size_t> dropped;
+  // The calls the target's threads waited in when the step ended
+  // ("epoll_wait"), "" when they ran to their end.
+  std::string waits_in;
+
+  [[nodiscard]] bool read_whole() const {
+    return length && read && *read == *length;
+  }
+  // Known to have left some of its message unread (a step that faulted
+  // is not known to have).
+  [[nodiscard]] bool read_short() const {
+    return length && (read ? *read != *length : !dropped.empty());
+  }
+};
+
 // What one replay of a path showed.
 struct Observation {
   // fingerprints[i] is the state after i steps; [0] is the initial state.
@@ -47,6 +74,9 @@ struct Observation {
   // received[i][c]: the bytes client c received during step i (a faulting
   // step included).
   std::vector<std::vector<std::string>> received;
+  // effects[i]: what step i did to the connections (a faulting step
+  // included); may be empty when the executor does not know.
+  std::vector<StepEffects> effects;
   // The bytes of every state, [0] the initial one, when the executor was
   // asked to keep them (keep_states); else empty.
   std::vector<std::vector<std::byte>> states;

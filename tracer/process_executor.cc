@@ -46,6 +46,7 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
     if (!fault)
       return fault.error();
     seen.received.push_back(target.drain());
+    seen.effects.push_back(target.effects());
     if (*fault) {
       seen.fault = **fault;
       seen.fault->step = step;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "tracer/input_wait.h"
 #include "tracer/watchdog.h"
@@ -310,6 +311,22 @@ std::uint64_t Session::hidden_state() const {
     words.insert(words.end(), {fd, deadline.count(), interval.count()});
   });
   return XXH3_64bits(words.data(), words.size() * sizeof words[0]);
+}
+
+std::string Session::waits_in() const {
+  std::map<std::size_t, std::string_view> calls;
+  for (const auto &[tid, thread] : threads_) {
+    if (thread.run == Thread::Run::kParked)
+      calls[thread.index] = "futex";
+    else if (thread.run == Thread::Run::kHeld && thread.waiting &&
+             thread.waiting->call != nullptr)
+      calls[thread.index] = thread.waiting->call->name;
+  }
+  std::vector<std::string_view> names;
+  for (const auto &[index, name] : calls)
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      names.push_back(name);
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 Fault Session::fault_of(const WaitStatus &status) const {

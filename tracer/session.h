@@ -70,6 +70,9 @@ public:
   // fingerprint: two runs that agree on the regions but not on this are
   // different states.
   [[nodiscard]] std::uint64_t hidden_state() const;
+  // The calls the threads of a quiescent target wait in, each named once,
+  // in order of the threads' creation: "epoll_wait", "accept, futex".
+  [[nodiscard]] std::string waits_in() const;
 
 private:
   // The call a quiescent thread is stopped in.

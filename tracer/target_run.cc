@@ -5,6 +5,9 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <algorithm>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "decoder/auxv.h"
@@ -147,11 +150,12 @@ Result<TargetRun> TargetRun::start(const TargetSpec &spec,
   run.address_ = *address;
   run.netns_ = launch.netns;
   run.connections_.resize(spec.client_count());
+  run.ends_.resize(spec.client_count());
+  run.received_.resize(spec.client_count());
+  run.closed_by_server_.resize(spec.client_count());
   if (spec.clients.empty()) {
-    auto connection = Connection::open(launch.netns, *address);
-    if (!connection)
-      return connection.error();
-    run.connections_[0] = std::move(*connection);
+    if (auto opened = run.open_connection(0); !opened)
+      return opened.error();
     if (auto settled = run.settle("after cmc connected"); !settled)
       return settled.error();
   }
@@ -179,55 +183,99 @@ Result<void> TargetRun::settle(const char *when, bool starting) {
 Fingerprint TargetRun::fingerprint(std::span<const std::byte> state) const {
   // Which clients are connected decides what their next message does.
   std::uint64_t connected = 0;
-  for (std::size_t i = 0; i < connections_.size(); ++i)
+  std::uint64_t closed = 0;
+  for (std::size_t i = 0; i < connections_.size(); ++i) {
     connected |= std::uint64_t{connections_[i].has_value()} << (i % 64);
+    closed |= std::uint64_t{closed_by_server_[i]} << (i % 64);
+  }
   return fingerprint_of(state, session_->hidden_state() ^
-                                   (connected * 0x9e3779b97f4a7c15ULL));
+                                   (connected * 0x9e3779b97f4a7c15ULL) ^
+                                   (closed * 0xc2b2ae3d27d4eb4fULL));
 }
 
 std::vector<std::string> TargetRun::drain() {
-  std::vector<std::string> received(connections_.size());
+  std::vector<std::string> received =
+      std::exchange(received_, std::vector<std::string>(connections_.size()));
   for (std::size_t client = 0; client < connections_.size(); ++client)
     if (connections_[client])
-      received[client] = connections_[client]->drain();
+      received[client] += connections_[client]->drain();
   return received;
+}
+
+Result<void> TargetRun::open_connection(std::size_t client) {
+  auto connection = Connection::open(netns_, address_);
+  if (!connection)
+    return connection.error();
+  ends_[client].emplace(connection->local());
+  connections_[client] = std::move(*connection);
+  closed_by_server_[client] = false;
+  return {};
+}
+
+void TargetRun::end_connection(std::size_t client) {
+  // What came before the end still belongs to this step's replies.
+  received_[client] += connections_[client]->drain();
+  closed_.push_back(std::move(*connections_[client]));
+  connections_[client].reset();
+  ends_[client].reset();
 }
 
 Result<std::optional<Fault>> TargetRun::connect(std::size_t client) {
   if (connections_[client])
     return std::optional<Fault>();
-  auto connection = Connection::open(netns_, address_);
-  if (!connection)
-    return connection.error();
-  connections_[client] = std::move(*connection);
+  if (auto opened = open_connection(client); !opened)
+    return opened.error();
   return run_step();
 }
 
 Result<std::optional<Fault>> TargetRun::step(ActionId action) {
   CMC_CHECK(action < spec_->alphabet_size(), "an action outside the alphabet");
+  effects_ = StepEffects{};
   if (action == spec_->tick_action())
     return tick(*spec_->tick);
   if (action >= spec_->first_disconnect()) {
     // A FIN, as a client that closes its connection sends (the reset of
     // ~Connection is for the end of a run).
-    auto &connection = connections_[action - spec_->first_disconnect()];
-    if (connection) {
-      connection->close();
-      closed_.push_back(std::move(*connection));
-      connection.reset();
+    const std::size_t client = action - spec_->first_disconnect();
+    if (connections_[client]) {
+      connections_[client]->close();
+      end_connection(client);
     }
     return run_step();
   }
   const std::size_t client = spec_->client_of_message(action);
+  const std::string &message = spec_->messages[action];
+  effects_.length = message.size();
   auto connected = connect(client);
   if (!connected || *connected)
     return connected;
-  if (auto sent = connections_[client]->send(spec_->messages[action]); !sent)
+  if (auto sent = connections_[client]->send(message); !sent)
     return sent.error();
-  return run_step();
+  auto fault = run_step();
+  if (fault && !*fault)
+    count_read(client);
+  return fault;
+}
+
+void TargetRun::count_read(std::size_t client) {
+  const std::size_t length = *effects_.length;
+  if (!connections_[client]) {
+    // Closed by the target in this step: an orderly close means it read
+    // everything, a reset that it left bytes unread (which, unknown).
+    if (std::find(effects_.dropped.begin(), effects_.dropped.end(), client) ==
+        effects_.dropped.end())
+      effects_.read = length;
+    return;
+  }
+  // The message is the end of the stream: unread bytes are its last ones.
+  const auto end = ends_[client]->find(*tracee_);
+  const std::size_t unread =
+      end ? static_cast<std::size_t>(unread_bytes(*end)) : length;
+  effects_.read = length - std::min(length, unread);
 }
 
 Result<std::optional<Fault>> TargetRun::tick(std::chrono::nanoseconds by) {
+  effects_ = StepEffects{};
   if (auto ticked = session_->advance_clock(by); !ticked)
     return ticked.error();
   return run_step();
@@ -241,7 +289,60 @@ Result<std::optional<Fault>> TargetRun::run_step() {
   tracee_->drain_output();
   if (fault && *fault && !spec_->launch.show_output)
     (*fault)->last_output = last_line(tracee_->output());
+  if (!fault || *fault)
+    return fault;
+  effects_.waits_in = session_->waits_in();
+  if (auto collected = collect_replies(); !collected)
+    return collected.error();
   return fault;
+}
+
+Result<void> TargetRun::collect_replies() {
+  const auto end = std::chrono::steady_clock::now() + spec_->step_timeout;
+  for (std::size_t client = 0; client < connections_.size(); ++client)
+    if (connections_[client])
+      if (auto collected = collect_from(client, end); !collected)
+        return collected;
+  return {};
+}
+
+// The target's kernel holds a small write back while an earlier one is
+// unacknowledged (Nagle's algorithm), and cmc's kernel delays that
+// acknowledgement by up to 40 ms: without this, such a reply would arrive
+// in a later step. The target's send queue (SIOCOUTQ) empties once cmc
+// has acknowledged, so received, everything it wrote.
+Result<void>
+TargetRun::collect_from(std::size_t client,
+                        std::chrono::steady_clock::time_point end) {
+  Connection &connection = *connections_[client];
+  while (true) {
+    const auto target_end = ends_[client]->find(*tracee_);
+    if (!connection.receive()) {
+      effects_.closed.push_back(client);
+      if (connection.reset())
+        effects_.dropped.push_back(client);
+      closed_by_server_[client] = true;
+      end_connection(client);
+      return {};
+    }
+    if (!target_end || unacknowledged_bytes(*target_end) == 0)
+      return {};
+    connection.acknowledge();
+    if (unacknowledged_bytes(*target_end) == 0)
+      continue;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        end - std::chrono::steady_clock::now());
+    if (left.count() <= 0)
+      return Error{fmt::format(
+          "{} bytes the target wrote to {} did not reach cmc within the "
+          "step timeout ({} ms)",
+          unacknowledged_bytes(*target_end),
+          spec_->clients.empty() ? "its client" : spec_->clients[client],
+          spec_->step_timeout.count())};
+    // A wake-up when the rest arrives; the recheck covers an ACK that
+    // the kernel handles later, which nothing on this socket signals.
+    connection.wait(std::min(left, std::chrono::milliseconds(1)));
+  }
 }
 
 } // namespace cmc::tracer

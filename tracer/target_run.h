@@ -13,6 +13,7 @@
 #include "tracer/connection.h"
 #include "tracer/executor.h"
 #include "tracer/session.h"
+#include "tracer/target_socket.h"
 #include "tracer/tracee.h"
 
 namespace cmc::tracer {
@@ -95,6 +96,14 @@ public:
   [[nodiscard]] Result<std::optional<Fault>> tick(std::chrono::nanoseconds by);
   // What the target sent back since the last drain, by client.
   [[nodiscard]] std::vector<std::string> drain();
+  // What the last step did to the connections: how much of its message
+  // the target read, the connections it closed.
+  [[nodiscard]] const StepEffects &effects() const { return effects_; }
+  // Whether the target closed client's connection (its next message
+  // connects again).
+  [[nodiscard]] bool closed_by_server(std::size_t client) const {
+    return closed_by_server_.at(client);
+  }
 
   [[nodiscard]] Tracee &tracee() { return *tracee_; }
   [[nodiscard]] const Tracee &tracee() const { return *tracee_; }
@@ -105,8 +114,16 @@ private:
   // Runs the target to quiescence (starting: until it serves, see
   // Session::run_until_serving); a fault means it cannot be checked.
   [[nodiscard]] Result<void> settle(const char *when, bool starting = false);
-  // Runs the target until it is quiescent after a step was given.
+  // Runs the target until it is quiescent after a step was given, then
+  // until what it wrote has reached cmc.
   [[nodiscard]] Result<std::optional<Fault>> run_step();
+  // Waits until everything the target wrote to each client has reached
+  // cmc, and notes the connections it closed.
+  [[nodiscard]] Result<void> collect_replies();
+  [[nodiscard]] Result<void>
+  collect_from(std::size_t client, std::chrono::steady_clock::time_point end);
+  // How many bytes of the message just sent to client the target read.
+  void count_read(std::size_t client);
 
   const TargetSpec *spec_;
   std::unique_ptr<Tracee> tracee_;
@@ -114,10 +131,19 @@ private:
   // Opens client's connection if it has none, and runs the target until it
   // is quiescent again (it accepts).
   [[nodiscard]] Result<std::optional<Fault>> connect(std::size_t client);
+  [[nodiscard]] Result<void> open_connection(std::size_t client);
+  // Moves client's connection to closed_.
+  void end_connection(std::size_t client);
 
   sockaddr_storage address_{};
   int netns_ = -1;
   std::vector<std::optional<Connection>> connections_; // one per client
+  // The target's end of each client's connection, while it is open.
+  std::vector<std::optional<TargetSocket>> ends_;
+  std::vector<bool> closed_by_server_;
+  // Received on connections that ended since the last drain, by client.
+  std::vector<std::string> received_;
+  StepEffects effects_;
   std::vector<Connection> closed_; // disconnected, reset at the end
   StateReader reader_;
 };

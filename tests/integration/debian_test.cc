@@ -5,6 +5,10 @@
 // Two clients each, at a bounded depth.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "tests/integration/run_cmc.h"
 
@@ -205,6 +209,106 @@ TEST_F(Debian, RedisWholeServerWithVolatileBytesMaskedHolds) {
                   name == "server+2" || name == "server+3")
           << json.dump();
   }
+}
+
+// A file of the test's own, with text in it, removed with the object.
+class TempFile {
+public:
+  TempFile(const std::string &name, const std::string &text)
+      : path_(std::filesystem::temp_directory_path() /
+              ("cmc-" + std::to_string(getpid()) + "-" + name)) {
+    std::ofstream(path_) << text;
+  }
+  TempFile(const TempFile &) = delete;
+  TempFile &operator=(const TempFile &) = delete;
+  ~TempFile() { std::filesystem::remove(path_); }
+  [[nodiscard]] std::string path() const { return path_.string(); }
+
+private:
+  std::filesystem::path path_;
+};
+
+// mosquitto: A subscribes to topic t, B publishes "X" to it. The delivery
+// to A is a small write that mosquitto's kernel holds back (Nagle) until
+// A's earlier SUBACK is acknowledged; it belongs to B's PUBLISH step all
+// the same, with or without set_tcp_nodelay.
+nlohmann::json mosquitto_check(const std::string &config) {
+  const TempFile file("mosquitto.conf", config);
+  const std::string connect =
+      "\\x10\\x0c\\x00\\x04MQTT\\x04\\x02\\x00\\x3c\\x00\\x00";
+  const Outcome run = run_cmc({"check",
+                               "-q",
+                               "--json",
+                               "-",
+                               "--once",
+                               "--max-depth",
+                               "4",
+                               "--client",
+                               "A",
+                               "-m",
+                               connect,
+                               "-m",
+                               "\\x82\\x06\\x00\\x01\\x00\\x01t\\x00",
+                               "--client",
+                               "B",
+                               "-m",
+                               connect,
+                               "-m",
+                               "\\x30\\x04\\x00\\x01tX",
+                               "--forbid-response",
+                               "tX",
+                               "--",
+                               "/usr/sbin/mosquitto",
+                               "-c",
+                               file.path()});
+  EXPECT_EQ(run.status, 1) << run.out << run.err;
+  return run.json();
+}
+
+TEST_F(Debian, MosquittoDeliversThePublishInItsStep) {
+  const std::string config = "listener 1883 127.0.0.1\nallow_anonymous true\n";
+  const auto plain = mosquitto_check(config);
+  const auto nodelay = mosquitto_check(config + "set_tcp_nodelay true\n");
+  EXPECT_EQ(plain["violation"],
+            "forbidden response: \"0\\x04\\x00\\x01tX\" matches /tX/");
+  ASSERT_EQ(plain["counterexample"].size(), 4) << plain.dump();
+  EXPECT_EQ(plain["counterexample"][3]["client"], "B");
+  EXPECT_EQ(plain["counterexample"][3]["send"],
+            std::string("0\x04\x00\x01tX", 6));
+  for (const char *field : {"verdict", "violation", "counterexample",
+                            "transitions", "distinct_states"})
+    EXPECT_EQ(plain[field], nodelay[field]) << field;
+}
+
+// lighttpd answers HTTP/1.0 and closes the connection: the next request
+// opens a new one and is answered too.
+TEST_F(Debian, LighttpdClosesAndTheNextRequestReconnects) {
+  const TempFile page("index.html", "hi\n");
+  const TempFile config(
+      "lighttpd.conf",
+      "server.document-root = \"" +
+          std::filesystem::path(page.path()).parent_path().string() +
+          "\"\nserver.port = 8080\nserver.bind = \"127.0.0.1\"\n");
+  const std::string get =
+      "GET /" + std::filesystem::path(page.path()).filename().string() +
+      " HTTP/1.0\\r\\n\\r\\n";
+  const Outcome run =
+      run_cmc({"replay", "--steps", get, get, "--", "/usr/sbin/lighttpd", "-D",
+               "-f", config.path()});
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  std::size_t answers = 0;
+  for (std::size_t at = run.out.find("response: \"HTTP/1.0 200 OK");
+       at != std::string::npos;
+       at = run.out.find("response: \"HTTP/1.0 200 OK", at + 1))
+    ++answers;
+  EXPECT_EQ(answers, 2U) << run.out;
+  EXPECT_NE(run.out.find("closed by the server"), std::string::npos);
+  const Outcome check =
+      run_cmc({"check", "-q", "--json", "-", "-m", get, "--max-depth", "3",
+               "--forbid-response", "HTTP/1.0 [45]", "--", "/usr/sbin/lighttpd",
+               "-D", "-f", config.path()});
+  ASSERT_EQ(check.status, 0) << check.out << check.err;
+  EXPECT_EQ(check.json()["coverage"][0]["read_whole"], 3);
 }
 
 } // namespace

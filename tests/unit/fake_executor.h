@@ -29,6 +29,10 @@ using StepFunction =
 using Noise =
     std::function<void(std::size_t run, std::size_t depth, Bytes &state)>;
 
+// What a step did to the connections, by the state it left and the action.
+using EffectsFunction = std::function<tracer::StepEffects(
+    const Bytes &state, tracer::ActionId action)>;
+
 // A scripted transition system standing in for a traced target. Thread-safe:
 // the executors made by factory() may run on several threads at once.
 class FakeSystem {
@@ -38,6 +42,8 @@ public:
 
   // Set before the search starts.
   void set_noise(Noise noise) { noise_ = std::move(noise); }
+  // Makes every run report each step's effects (without: none).
+  void set_effects(EffectsFunction effects) { effects_ = std::move(effects); }
   // Every run fails with error, as when the target cannot be started.
   void set_start_error(Error error) { start_error_ = std::move(error); }
 
@@ -60,6 +66,7 @@ private:
   Bytes initial_;
   StepFunction step_;
   Noise noise_;
+  EffectsFunction effects_;
   std::optional<Error> start_error_;
   std::atomic<std::size_t> runs_{0};
   std::atomic<std::size_t> executors_made_{0};
@@ -133,6 +140,8 @@ FakeSystem::run(std::span<const tracer::ActionId> path,
       return observation;
     }
     state = std::get<Bytes>(std::move(outcome));
+    if (effects_)
+      observation.effects.push_back(effects_(state, path[i]));
     if (noise_)
       noise_(run, i + 1, state);
     record();

@@ -106,6 +106,52 @@ TEST(BreadthFirst, TenCellsIdenticalForAnyJobs) {
   expect_same_report(reports[0], reports[2]);
 }
 
+// Coverage is counted in merge order: the same for every -j. Action 1 is
+// read whole only from states where cell 0 is set.
+TEST(BreadthFirst, CoverageIdenticalForAnyJobs) {
+  std::vector<Report> reports;
+  for (const unsigned jobs : {1U, 2U, 8U}) {
+    FakeSystem kv(zeros(6), set_cell);
+    kv.set_effects([](const Bytes &state, ActionId action) {
+      tracer::StepEffects effects;
+      effects.length = 4;
+      effects.read = action == 1 && state.at(0) == std::byte{0} ? 0 : 4;
+      effects.waits_in = "clock_nanosleep";
+      return effects;
+    });
+    Options options;
+    options.jobs = jobs;
+    const Result<Report> report = check(kv, 6, cells_layout(6), options);
+    ASSERT_TRUE(report.ok()) << error_of(report);
+    ASSERT_EQ(report->coverage.size(), 6U);
+    // 64 states, each tries every action once.
+    EXPECT_EQ(report->coverage[0].transitions, 64U);
+    EXPECT_EQ(report->coverage[0].read_whole, 64U);
+    EXPECT_EQ(report->coverage[1].transitions, 64U);
+    // Action 1 leaves cell 1 set: whole only where the step's state has
+    // cell 0 set, which action 1 does not clear (32 of 64).
+    EXPECT_EQ(report->coverage[1].read_whole, 32U);
+    EXPECT_EQ(report->coverage[1].waits_in, "clock_nanosleep");
+    EXPECT_TRUE(report->coverage[0].waits_in.empty());
+    reports.push_back(*report);
+  }
+  for (const Report &report : reports)
+    for (std::size_t action = 0; action < 6; ++action) {
+      EXPECT_EQ(report.coverage[action].transitions,
+                reports[0].coverage[action].transitions);
+      EXPECT_EQ(report.coverage[action].read_whole,
+                reports[0].coverage[action].read_whole);
+    }
+}
+
+// Without effects (an executor that does not know) nothing is counted.
+TEST(BreadthFirst, NoCoverageWithoutEffects) {
+  FakeSystem kv(zeros(2), set_cell);
+  const Result<Report> report = check(kv, 2, cells_layout(2));
+  ASSERT_TRUE(report.ok()) << error_of(report);
+  EXPECT_TRUE(report->coverage.empty());
+}
+
 // Several violations deep in a wide level: the canonical first must win
 // whichever worker finishes first.
 TEST(BreadthFirst, ViolationIdenticalForAnyJobs) {

@@ -1,0 +1,108 @@
+// What belongs to a step: tests/integration/targets/replies answers in two
+// small writes (Nagle's algorithm holds the second back), closes the
+// connection after each reply, or never reads.
+
+#include <gtest/gtest.h>
+
+#include "tests/integration/run_cmc.h"
+
+namespace cmc::testing {
+namespace {
+
+class Replies : public ::testing::Test {
+protected:
+  void TearDown() override {
+    EXPECT_TRUE(reap_leftovers().empty()) << "a target outlived cmc";
+  }
+};
+
+std::vector<std::string> replies_check(const std::string &mode, int depth,
+                                       const std::string &forbid) {
+  std::vector<std::string> args{
+      "check", "-q",       "--json",    "-",           "-m",
+      "x\\n",  "--region", "cmc_state", "--max-depth", std::to_string(depth)};
+  if (!forbid.empty())
+    args.insert(args.end(), {"--forbid-response", forbid});
+  args.insert(args.end(), {"--", target("replies"), mode, "7000"});
+  return args;
+}
+
+// The second write of the reply to message 2 waits for cmc's delayed ACK
+// of the first; it belongs to step 2 all the same.
+TEST_F(Replies, ASplitReplyArrivesInItsOwnStep) {
+  const Outcome run = run_cmc(replies_check("split", 2, "ok 2\\nlate 2"));
+  ASSERT_EQ(run.status, 1) << run.err;
+  const auto json = run.json();
+  EXPECT_EQ(json["counterexample"].size(), 2);
+  EXPECT_EQ(json["violation"],
+            "forbidden response: \"ok 2\\nlate 2\\n\" matches /ok 2\\nlate 2/");
+  // Read whole: no "read" field.
+  EXPECT_FALSE(json["counterexample"][1].contains("read"));
+}
+
+// Each step's reply holds both parts, at every depth.
+TEST_F(Replies, EveryStepHasItsWholeReply) {
+  const Outcome run =
+      run_cmc({"replay", "--steps", "x\\n", "x\\n", "x\\n", "x\\n", "x\\n",
+               "--", target("replies"), "split", "7000"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  for (int i = 1; i <= 5; ++i)
+    EXPECT_NE(run.out.find("response: \"ok " + std::to_string(i) + "\\nlate " +
+                           std::to_string(i) + "\\n\""),
+              std::string::npos)
+        << run.out;
+  EXPECT_NE(run.out.find("read: 2 of 2 bytes of the message"),
+            std::string::npos);
+}
+
+// After "bye 1" the server closes; the next message opens a new
+// connection, so "bye 2" comes.
+TEST_F(Replies, AClosedConnectionIsReopenedByTheNextMessage) {
+  const Outcome run = run_cmc(replies_check("close", 3, "bye 2"));
+  ASSERT_EQ(run.status, 1) << run.out << run.err;
+  const auto json = run.json();
+  EXPECT_EQ(json["counterexample"],
+            nlohmann::json::parse(
+                R"([{"send": "x\n", "closed_by_server": [0]},
+                    {"send": "x\n", "closed_by_server": [0]}])"));
+  const Outcome text = run_cmc(
+      {"check", "-q", "-m", "x\\n", "--region", "cmc_state", "--max-depth", "3",
+       "--forbid-response", "bye 2", "--", target("replies"), "close", "7000"});
+  EXPECT_EQ(text.status, 1);
+  EXPECT_NE(text.out.find("1. send \"x\\n\" (closed by the server)"),
+            std::string::npos)
+      << text.out;
+}
+
+// Closed by the server is a state of its own: without a property the
+// search goes on through the reopened connections to the bound.
+TEST_F(Replies, ClosingServerHoldsAndCountsEveryMessage) {
+  const Outcome run = run_cmc(replies_check("close", 3, "bye 4"));
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  const auto json = run.json();
+  EXPECT_EQ(json["distinct_states"], 4);
+  EXPECT_EQ(json["coverage"][0]["transitions"], 3);
+  EXPECT_EQ(json["coverage"][0]["read_whole"], 3);
+  EXPECT_EQ(json["checked"], "properties, crashes, exits and hangs");
+}
+
+// A server that sleeps before reading: the verdict says the message was
+// never read, and where the target waited.
+TEST_F(Replies, AMessageNeverReadIsInTheVerdict) {
+  const Outcome run =
+      run_cmc({"check", "-q", "-m", "x\\n", "--region", "cmc_state",
+               "--max-depth", "2", "--", target("replies"), "sleep", "7000"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(run.out.starts_with("holds, but message 1 was never read: the "
+                                  "target waited in clock_nanosleep"))
+      << run.out;
+  EXPECT_NE(run.out.find("checked crashes, exits and hangs only"),
+            std::string::npos);
+  const auto json =
+      run_cmc(replies_check("sleep", 2, "")).json()["coverage"][0];
+  EXPECT_EQ(json["read_whole"], 0);
+  EXPECT_EQ(json["waits_in"], "clock_nanosleep");
+}
+
+} // namespace
+} // namespace cmc::testing

@@ -1,0 +1,71 @@
+/* replies MODE PORT: a server of one client at a time, for cmc's tests of
+ * what belongs to a step. cmc_state[0] counts the messages handled.
+ *
+ * split: answers each message with two small writes, "ok N\n" then
+ *        "late N\n", without TCP_NODELAY: Linux holds the second back
+ *        until the first is acknowledged (Nagle's algorithm).
+ * close: answers "bye N\n" and closes the connection, then accepts again.
+ * sleep: accepts, then sleeps for an hour before it reads anything.
+ */
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+unsigned char cmc_state[1];
+
+static int listen_on(int port) {
+  int server = socket(AF_INET, SOCK_STREAM, 0);
+  int on = 1;
+  setsockopt(server, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  struct sockaddr_in address = {0};
+  address.sin_family = AF_INET;
+  address.sin_port = htons((unsigned short)port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(server, (struct sockaddr *)&address, sizeof address) != 0 ||
+      listen(server, 8) != 0) {
+    perror("replies: listen");
+    exit(1);
+  }
+  return server;
+}
+
+static void say(int client, const char *word) {
+  char line[32];
+  int length = snprintf(line, sizeof line, "%s %u\n", word, cmc_state[0]);
+  if (write(client, line, (size_t)length) != length)
+    exit(1);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3) {
+    fputs("usage: replies split|close|sleep PORT\n", stderr);
+    return 2;
+  }
+  const char *mode = argv[1];
+  int server = listen_on(atoi(argv[2]));
+  for (;;) {
+    int client = accept(server, NULL, NULL);
+    if (client < 0)
+      return 1;
+    if (strcmp(mode, "sleep") == 0) {
+      struct timespec hour = {3600, 0};
+      nanosleep(&hour, NULL);
+    }
+    char buffer[256];
+    ssize_t got;
+    while ((got = read(client, buffer, sizeof buffer)) > 0) {
+      ++cmc_state[0];
+      if (strcmp(mode, "close") == 0) {
+        say(client, "bye");
+        break;
+      }
+      say(client, "ok");
+      say(client, "late");
+    }
+    close(client);
+  }
+}
