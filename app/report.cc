@@ -1,6 +1,8 @@
 #include "app/report.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
@@ -197,18 +199,23 @@ nlohmann::json error_json(const std::string &message) {
           {"error", message}};
 }
 
-void write_json(const std::string &destination, const nlohmann::json &json) {
-  if (destination.empty())
+JsonOutput::JsonOutput(const std::string &destination)
+    : destination_(destination) {
+  if (destination.empty() || destination == "-")
     return;
-  if (destination == "-") {
-    std::cout << json.dump(2) << '\n';
+  file_.open(destination);
+  if (!file_)
+    usage(fmt::format("cannot write --json {}: {}", destination,
+                      std::strerror(errno)));
+}
+
+void JsonOutput::write(const nlohmann::json &json) {
+  if (destination_.empty())
     return;
-  }
-  std::ofstream file(destination);
-  file << json.dump(2) << '\n';
-  if (!file)
-    throw UserError(ExitCode::kCannotCheck,
-                    fmt::format("cannot write the JSON to {}", destination));
+  std::ostream &out = destination_ == "-" ? std::cout : file_;
+  out << json.dump(2) << '\n' << std::flush;
+  if (!out)
+    cannot_check(fmt::format("cannot write the JSON to {}", destination_));
 }
 
 void print_report(std::FILE *out, const search::Report &report,
