@@ -9,6 +9,7 @@
 
 #include "decoder/auxv.h"
 #include "decoder/proc_maps.h"
+#include "tracer/watchdog.h"
 #include "util/escape.h"
 
 namespace cmc::tracer {
@@ -166,6 +167,8 @@ Result<void> TargetRun::settle(const char *when) {
   tracee_->lease().arm(spec_->step_timeout);
   auto fault = session_->run_until_quiescent();
   tracee_->lease().disarm();
+  if (Watchdog::instance().interrupted())
+    return Error{"interrupted"};
   if (!fault)
     return fault.error();
   if (*fault)
@@ -235,6 +238,10 @@ Result<std::optional<Fault>> TargetRun::run_step() {
   auto fault = session_->run_until_quiescent();
   if (fault && !*fault)
     tracee_->lease().disarm();
+  // An interrupt kills the target wherever it is: the death it caused is
+  // no fault of the target's.
+  if (Watchdog::instance().interrupted())
+    return Error{"interrupted"};
   tracee_->drain_output();
   if (fault && *fault && !spec_->launch.show_output)
     (*fault)->last_output = last_line(tracee_->output());
