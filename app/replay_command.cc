@@ -297,6 +297,7 @@ Violation take_steps(tracer::TargetRun &run, tracer::SyscallTrace &trace,
     print_responses(spec, received.back());
     if (*fault) {
       (*fault)->step = i;
+      print_backtrace(stdout, (*fault)->backtrace, 8);
       return {(*fault)->violation(), i + 1};
     }
     auto after = run.read_state();

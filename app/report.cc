@@ -164,6 +164,9 @@ nlohmann::json report_json(const search::Report &report,
       {"masked", report.masked},
       {"restarts", report.restarts},
   };
+  json["backtrace"] = nlohmann::json::array();
+  for (const tracer::Frame &frame : report.backtrace)
+    json["backtrace"].push_back(tracer::describe(frame));
   add_sources_json(json, report.sources);
   return json;
 }
@@ -179,6 +182,15 @@ void add_sources_json(nlohmann::json &report, const tracer::Sources &sources) {
   });
   report["sources"] = controlled;
   report["uncontrolled"] = uncontrolled;
+}
+
+void print_backtrace(std::FILE *out, const std::vector<tracer::Frame> &frames,
+                     std::size_t at_most) {
+  for (std::size_t i = 0; i < std::min(frames.size(), at_most); ++i)
+    fmt::print(out, "  {} #{} {}\n", i == 0 ? "at" : "  ", i,
+               tracer::describe(frames[i]));
+  if (frames.size() > at_most)
+    fmt::print(out, "     ...\n");
 }
 
 void print_sources(std::FILE *out, const tracer::Sources &sources) {
@@ -238,6 +250,7 @@ void print_report(std::FILE *out, const search::Report &report,
                counts, report.max_depth);
   } else if (report.verdict == search::Verdict::kViolated) {
     fmt::print(out, "violated: {}\n", report.violation);
+    print_backtrace(out, report.backtrace, 4);
     fmt::print(out, "shortest counterexample ({} step{}):\n",
                report.counterexample.size(),
                report.counterexample.size() == 1 ? "" : "s");

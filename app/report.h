@@ -70,6 +70,11 @@ private:
   std::ofstream file_;
 };
 
+// Where a crash hit: "  at #0 crash+0x1c (misbehave.c:80)", then the
+// callers, at most at_most frames.
+void print_backtrace(std::FILE *out, const std::vector<tracer::Frame> &frames,
+                     std::size_t at_most);
+
 // The human-readable summary.
 void print_report(std::FILE *out, const search::Report &report,
                   const StepNames &names);

@@ -373,6 +373,8 @@ Result<Outcome> Search::merge(const Transition &transition) {
   report_.verdict = Verdict::kViolated;
   report_.counterexample = transition.path;
   report_.violation = std::move(*violation);
+  if (observation.fault)
+    report_.backtrace = observation.fault->backtrace;
   return Outcome::kViolated;
 }
 
