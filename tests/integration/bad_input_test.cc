@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -185,6 +186,17 @@ TEST_F(Faults, CrashDuringAMessageIsAViolation) {
   // With the last line the target wrote before it died.
   EXPECT_EQ(json["violation"], "target killed by SIGSEGV during step 1; it "
                                "last wrote \"misbehave: crashing on purpose\"");
+  // Where: raise() called from misbehave's main, on the way down.
+  const auto &frames = json["backtrace"];
+  ASSERT_TRUE(frames.is_array()) << run.out;
+  const auto in_main = std::ranges::find_if(frames, [](const auto &frame) {
+    return frame.template get<std::string>().starts_with("main+");
+  });
+  ASSERT_NE(in_main, frames.end()) << frames.dump();
+  EXPECT_NE(in_main->template get<std::string>().find("(misbehave.c:"),
+            std::string::npos);
+  EXPECT_NE(run.err.find("  at #0 "), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("main+"), std::string::npos) << run.err;
 }
 
 TEST_F(Faults, ExitDuringAMessageIsAViolation) {
