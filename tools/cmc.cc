@@ -52,9 +52,14 @@ int run(int argc, char **argv) {
                 "target did: its system calls, replies and region changes");
   replay->footer(
       "Examples:\n  cmc check --json report.json ... && cmc replay --from "
-      "report.json\n  cmc replay --region cmc_state --invariant sticky "
-      "--steps 'SET b\\n' 'SET a\\n' -- ./kv_bug 7000\n\nExit status: 1 "
-      "the violation shows, 0 it does not, 2 usage error, 3 could not run.");
+      "report.json\n  cmc replay --from report.json -- ./kv 7000   (a fixed "
+      "build: \"does not reproduce\")\n  cmc replay --region cmc_state "
+      "--invariant sticky --steps 'SET b\\n' 'SET a\\n' -- ./kv_bug "
+      "7000\n\nExit status: 1 the violation shows, 0 it does not (also "
+      "\"does not reproduce\": the report found it with another build or "
+      "command), 2 usage error, 3 could not run (interrupted, or the "
+      "report's own build no longer shows its violation: not "
+      "deterministic).");
   cmc::app::add_replay_options(*replay, replay_options);
   cmc::app::TargetOptions explore_options;
   CLI::App *explore = app.add_subcommand(
