@@ -83,7 +83,7 @@ void print_replay(std::FILE *out, const CheckOptions &options,
     fmt::print(out, "       or: cmc replay --from {}\n", options.json);
 }
 
-int check(const CheckOptions &options) {
+int check(const CheckOptions &options, JsonOutput &json_output) {
   const auto spec = check_spec(options);
   const auto layout = layout_of(spec->regions);
   const auto property = make_check_property(options.target, spec, layout);
@@ -103,12 +103,13 @@ int check(const CheckOptions &options) {
                       options.target.forbid_response.empty() &&
                       options.target.properties.empty();
   auto json = report_json(*report, names);
-  json["replay"] = replay_json(options.target);
-  write_json(options.json, json);
+  json["replay"] = replay_json(options.target, spec->launch.program);
+  // The verdict first: a JSON file that cannot be written does not hide it.
   std::FILE *out = options.json == "-" ? stderr : stdout;
   print_report(out, *report, names);
   if (report->verdict == search::Verdict::kViolated)
     print_replay(out, options, *report, names);
+  json_output.write(json);
   if (report->interrupted)
     return static_cast<int>(ExitCode::kCannotCheck);
   return report->verdict == search::Verdict::kViolated
@@ -149,10 +150,11 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
 }
 
 int run_check(const CheckOptions &options) {
+  JsonOutput json_output(options.json);
   try {
-    return check(options);
+    return check(options, json_output);
   } catch (const UserError &error) {
-    write_json(options.json, error_json(error.what()));
+    json_output.write(error_json(error.what()));
     throw;
   }
 }

@@ -12,6 +12,9 @@
 #include <editline/readline.h>
 
 #include "app/explorer.h"
+#include "app/interrupts.h"
+#include "tracer/watchdog.h"
+#include "util/user_error.h"
 
 namespace cmc::app {
 namespace {
@@ -20,17 +23,13 @@ volatile std::sig_atomic_t interrupted = 0;
 
 extern "C" void on_interrupt(int /*signal*/) { interrupted = 1; }
 
-// Ctrl-C at the prompt abandons the line; the target is in a process
-// group of its own and never sees it.
+// The SIGINT that ends a read at the prompt (AtPrompt); the target is in
+// a process group of its own and never sees the terminal's.
 void catch_interrupts() {
   struct sigaction action {};
   action.sa_handler = on_interrupt;
   sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr); // no SA_RESTART: readline returns
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  sigaction(SIGINT, &action, nullptr); // no SA_RESTART: the read fails
 }
 
 // What Tab offers: the commands at the start of a line, the clients after
@@ -68,16 +67,19 @@ char **complete(const char *text, int start, int /*end*/) {
   return rl_completion_matches(text, candidate_generator);
 }
 
+// Ctrl-C abandons the line; after SIGTERM or SIGHUP there is none.
 std::optional<std::string> read_terminal(const char *prompt) {
   while (true) {
     interrupted = 0;
-    char *line = readline(prompt);
+    char *line = nullptr;
+    {
+      const AtPrompt waiting(true);
+      line = readline(prompt);
+    }
     if (line == nullptr) {
-      if (interrupted != 0) {
-        std::fputs("\n", stdout);
-        continue;
-      }
       std::fputs("\n", stdout);
+      if (interrupted != 0 && !tracer::Watchdog::instance().interrupted())
+        continue;
       return std::nullopt;
     }
     std::string text(line);
@@ -88,9 +90,18 @@ std::optional<std::string> read_terminal(const char *prompt) {
   }
 }
 
+// Without a terminal Ctrl-C interrupts, as in the other commands.
 std::optional<std::string> read_stream(const char * /*prompt*/) {
+  interrupted = 0;
   std::string line;
-  if (!std::getline(std::cin, line))
+  bool read = false;
+  {
+    const AtPrompt waiting(false);
+    read = static_cast<bool>(std::getline(std::cin, line));
+  }
+  if (interrupted != 0)
+    tracer::Watchdog::instance().interrupt();
+  if (!read)
     return std::nullopt;
   return line;
 }
@@ -104,8 +115,8 @@ void add_explore_options(CLI::App &explore, TargetOptions &options) {
 int run_explore(const TargetOptions &options) {
   const bool terminal = isatty(STDIN_FILENO) != 0;
   ReadLine read_line = read_stream;
+  catch_interrupts();
   if (terminal) {
-    catch_interrupts();
     rl_attempted_completion_function = complete;
     client_names = options.clients;
     for (const std::string &name : client_names)
@@ -116,6 +127,8 @@ int run_explore(const TargetOptions &options) {
   Explorer explorer(options, read_line);
   while (true) {
     const auto line = read_line("(cmc) ");
+    if (tracer::Watchdog::instance().interrupted())
+      cannot_check("interrupted");
     if (!line || !explorer.execute(*line))
       return 0;
     std::fflush(stdout);

@@ -12,6 +12,7 @@
 #include "app/scan_command.h"
 #include "app/step_report.h"
 #include "decoder/syscall_scan.h"
+#include "tracer/watchdog.h"
 #include "util/duration.h"
 #include "util/escape.h"
 #include "util/user_error.h"
@@ -158,11 +159,20 @@ private:
                hit != nullptr
                    ? fmt::format(" (catch {}: {})", hit->id, hit->what)
                    : "");
+    // The step's time does not run while the user looks.
+    tracee.lease().pause();
+    prompt(call ? call->backtrace : std::vector<tracer::Frame>{}, regs);
+    tracee.lease().resume();
+  }
+
+  // Reads commands at a catchpoint until one goes on with the step.
+  void prompt(const std::vector<tracer::Frame> &backtrace,
+              const user_regs_struct &regs) {
     while (true) {
       const auto line = read_line_("(cmc catch) ");
       const std::string word = line ? split_command(*line).first : "continue";
       if (word == "bt") {
-        print_frames(call ? call->backtrace : std::vector<tracer::Frame>{});
+        print_frames(backtrace);
       } else if (word == "regs") {
         print_registers(regs);
       } else if (word == "continue" || word == "c") {
@@ -241,6 +251,9 @@ void Explorer::restart() {
 }
 
 void Explorer::end_run(const std::string &why) {
+  // An interrupt killed the target: the session ends (exit 3).
+  if (tracer::Watchdog::instance().interrupted())
+    cannot_check("interrupted");
   fmt::print("{}; 'back' or 'reset' starts the target again\n", why);
   ended_ = true;
 }
@@ -302,6 +315,8 @@ bool Explorer::execute(const std::string &line) {
   try {
     execute(word, argument);
   } catch (const UserError &error) {
+    if (tracer::Watchdog::instance().interrupted())
+      throw;
     fmt::print("error: {}\n", error.what());
   }
   return !watcher_->quit();

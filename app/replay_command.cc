@@ -1,6 +1,8 @@
 #include "app/replay_command.h"
 
 #include <fstream>
+#include <iterator>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -10,6 +12,7 @@
 #include "tracer/syscall_trace.h"
 #include "tracer/target_run.h"
 #include "util/escape.h"
+#include "util/fingerprint.h"
 #include "util/user_error.h"
 
 namespace cmc::app {
@@ -34,7 +37,21 @@ struct Plan {
   std::vector<Step> steps;
   std::string expected; // the report's violation, or ""
   TargetOptions target;
+  // The command and the program's hash (program_hash()) the report found
+  // its violation with; the hash "" when the report does not say.
+  std::vector<std::string> found_with;
+  std::string found_hash;
 };
+
+// The XXH3-128 of the program file, in hex: which build a report was
+// made with.
+std::string program_hash(const std::string &program) {
+  std::ifstream file(program, std::ios::binary);
+  const std::string bytes{std::istreambuf_iterator<char>(file), {}};
+  if (!file.good() && !file.eof())
+    cannot_check(fmt::format("cannot read the program {}", program));
+  return fingerprint_of(std::as_bytes(std::span(bytes))).hex();
+}
 
 nlohmann::json read_report(const std::string &path) {
   std::ifstream file(path);
@@ -70,7 +87,8 @@ void merge_target(TargetOptions &target, const nlohmann::json &replay) {
 }
 
 Plan report_plan(const ReplayOptions &options) {
-  Plan plan{{}, "", options.target};
+  Plan plan;
+  plan.target = options.target;
   const auto report = read_report(options.from);
   const auto &steps = report.value("counterexample", nlohmann::json());
   if (!steps.is_array())
@@ -96,7 +114,12 @@ Plan report_plan(const ReplayOptions &options) {
   }
   if (report.contains("violation") && report["violation"].is_string())
     plan.expected = report["violation"].get<std::string>();
-  merge_target(plan.target, report.value("replay", nlohmann::json()));
+  const auto replay = report.value("replay", nlohmann::json());
+  merge_target(plan.target, replay);
+  if (replay.is_object()) {
+    plan.found_with = replay.value("command", std::vector<std::string>{});
+    plan.found_hash = replay.value("program_hash", "");
+  }
   return plan;
 }
 
@@ -129,7 +152,8 @@ Plan plan_of(const ReplayOptions &options) {
     usage("give the steps to replay: --from REPORT.json or --steps");
   if (!options.from.empty())
     return report_plan(options);
-  Plan plan{{}, "", options.target};
+  Plan plan;
+  plan.target = options.target;
   for (const std::string &text : options.steps)
     plan.steps.push_back(step_from_text(text, options.target));
   return plan;
@@ -167,8 +191,10 @@ void add_replay_options(CLI::App &replay, ReplayOptions &options) {
                   "Also list the system calls made before the first step");
 }
 
-nlohmann::json replay_json(const TargetOptions &options) {
+nlohmann::json replay_json(const TargetOptions &options,
+                           const std::string &program) {
   return {{"command", options.command},
+          {"program_hash", program_hash(program)},
           {"clients", options.clients},
           {"regions", options.regions},
           {"invariant", options.invariant},
@@ -272,6 +298,7 @@ Violation take_steps(tracer::TargetRun &run, tracer::SyscallTrace &trace,
     print_responses(spec, received.back());
     if (*fault) {
       (*fault)->step = i;
+      print_backtrace(stdout, (*fault)->backtrace, 8);
       return {(*fault)->violation(), i + 1};
     }
     auto after = run.read_state();
@@ -284,6 +311,31 @@ Violation take_steps(tracer::TargetRun &run, tracer::SyscallTrace &trace,
       return {*violation, i + 1};
   }
   return {};
+}
+
+// The report's violation did not show: with another build or command the
+// bug is gone (exit 0); with the very build that showed it, the target
+// does not behave the same under cmc (exit 3).
+void not_reproduced(const Plan &plan, const std::string &program) {
+  if (plan.found_hash.empty()) {
+    fmt::print("does not reproduce: {}; the report does not say which build "
+               "showed it (a fixed build, or a target that is not "
+               "deterministic under cmc's control)\n",
+               plan.expected);
+    return;
+  }
+  if (plan.found_with != plan.target.command ||
+      plan.found_hash != program_hash(program)) {
+    fmt::print("does not reproduce: {}; the report found it with {} "
+               "(another build or command)\n",
+               plan.expected,
+               plan.found_with.empty() ? "?" : plan.found_with.front());
+    return;
+  }
+  cannot_check(fmt::format("the violation did not reproduce with the build "
+                           "that showed it ({}): the target is not "
+                           "deterministic under cmc's control",
+                           plan.expected));
 }
 
 } // namespace
@@ -306,13 +358,9 @@ int run_replay(const ReplayOptions &options) {
                violation.step, actions.size());
     return static_cast<int>(ExitCode::kViolation);
   }
+  fmt::print("no violation in {} steps\n", actions.size());
   if (!plan.expected.empty())
-    fmt::print(stderr,
-               "cmc: warning: the violation did not reproduce ({}): the "
-               "target is not deterministic under cmc's control\n",
-               plan.expected);
-  else
-    fmt::print("no violation in {} steps\n", actions.size());
+    not_reproduced(plan, spec->launch.program);
   return static_cast<int>(ExitCode::kHolds);
 }
 

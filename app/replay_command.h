@@ -26,13 +26,16 @@ struct ReplayOptions {
 void add_replay_options(CLI::App &replay, ReplayOptions &options);
 
 // Runs the steps once, printing what the target did in each; returns 1
-// when a violation shows, 0 otherwise (with a warning when the report
-// said there was one). Throws UserError.
+// when a violation shows, 0 when none does ("does not reproduce" when the
+// report found one with another build or command). Throws UserError, also
+// when the report's own build does not show its violation again.
 [[nodiscard]] int run_replay(const ReplayOptions &options);
 
 // The "replay" object of a `cmc check --json` report: what `cmc replay
-// --from` needs besides the counterexample.
-[[nodiscard]] nlohmann::json replay_json(const TargetOptions &options);
+// --from` needs besides the counterexample, and which build of program
+// (its path as resolved) the check ran.
+[[nodiscard]] nlohmann::json replay_json(const TargetOptions &options,
+                                         const std::string &program);
 
 // The shell command that replays steps on the target of options.
 [[nodiscard]] std::string replay_command_line(const TargetOptions &options,

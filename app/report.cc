@@ -1,6 +1,8 @@
 #include "app/report.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
@@ -233,6 +235,9 @@ nlohmann::json report_json(const search::Report &report,
       {"checked", names.no_property ? "crashes, exits and hangs only"
                                     : "properties, crashes, exits and hangs"},
   };
+  json["backtrace"] = nlohmann::json::array();
+  for (const tracer::Frame &frame : report.backtrace)
+    json["backtrace"].push_back(tracer::describe(frame));
   add_sources_json(json, report.sources);
   return json;
 }
@@ -259,6 +264,15 @@ void add_sources_json(nlohmann::json &report, const tracer::Sources &sources) {
   report["uncontrolled"] = uncontrolled;
 }
 
+void print_backtrace(std::FILE *out, const std::vector<tracer::Frame> &frames,
+                     std::size_t at_most) {
+  for (std::size_t i = 0; i < std::min(frames.size(), at_most); ++i)
+    fmt::print(out, "  {} #{} {}\n", i == 0 ? "at" : "  ", i,
+               tracer::describe(frames[i]));
+  if (frames.size() > at_most)
+    fmt::print(out, "     ...\n");
+}
+
 void print_sources(std::FILE *out, const tracer::Sources &sources) {
   fmt::print(out, "time and randomness:{}\n",
              sources == tracer::Sources{} ? " none used" : "");
@@ -278,23 +292,28 @@ nlohmann::json error_json(const std::string &message) {
           {"error", message}};
 }
 
-void write_json(const std::string &destination, const nlohmann::json &json) {
-  if (destination.empty())
+JsonOutput::JsonOutput(const std::string &destination)
+    : destination_(destination) {
+  if (destination.empty() || destination == "-")
     return;
+  file_.open(destination);
+  if (!file_)
+    usage(fmt::format("cannot write --json {}: {}", destination,
+                      std::strerror(errno)));
+}
+
+void JsonOutput::write(const nlohmann::json &json) {
+  if (destination_.empty())
+    return;
+  std::ostream &out = destination_ == "-" ? std::cout : file_;
   // Messages are bytes; JSON strings are UTF-8: a byte that is not valid
   // UTF-8 (binary protocols such as MQTT) is written as U+FFFD, the
   // replay command line keeps it escaped.
-  const std::string text =
-      json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (destination == "-") {
-    std::cout << text << '\n';
-    return;
-  }
-  std::ofstream file(destination);
-  file << text << '\n';
-  if (!file)
-    throw UserError(ExitCode::kCannotCheck,
-                    fmt::format("cannot write the JSON to {}", destination));
+  out << json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+      << '\n'
+      << std::flush;
+  if (!out)
+    cannot_check(fmt::format("cannot write the JSON to {}", destination_));
 }
 
 void print_report(std::FILE *out, const search::Report &report,
@@ -317,6 +336,7 @@ void print_report(std::FILE *out, const search::Report &report,
                counts, report.max_depth);
   } else if (report.verdict == search::Verdict::kViolated) {
     fmt::print(out, "violated: {}\n", report.violation);
+    print_backtrace(out, report.backtrace, 4);
     fmt::print(out, "shortest counterexample ({} step{}):\n",
                report.counterexample.size(),
                report.counterexample.size() == 1 ? "" : "s");

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,9 +63,23 @@ void add_sources_json(nlohmann::json &report, const tracer::Sources &sources);
 // The same as the "time and randomness:" section of a text report.
 void print_sources(std::FILE *out, const tracer::Sources &sources);
 
-// Writes json to the file destination, "-" for stdout, "" nowhere; throws
-// UserError when it cannot.
-void write_json(const std::string &destination, const nlohmann::json &json);
+// Where --json writes: a file, "-" for stdout, "" nowhere. The file is
+// created when this is made, so a path that cannot be written is a usage
+// error (UserError) before any work; write() throws UserError when it fails.
+class JsonOutput {
+public:
+  explicit JsonOutput(const std::string &destination);
+  void write(const nlohmann::json &json);
+
+private:
+  std::string destination_;
+  std::ofstream file_;
+};
+
+// Where a crash hit: "  at #0 crash+0x1c (misbehave.c:80)", then the
+// callers, at most at_most frames.
+void print_backtrace(std::FILE *out, const std::vector<tracer::Frame> &frames,
+                     std::size_t at_most);
 
 // The human-readable summary.
 void print_report(std::FILE *out, const search::Report &report,

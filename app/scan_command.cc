@@ -343,6 +343,7 @@ int run_scan(const ScanOptions &options) {
                     "cmc scan takes one BINARY; arguments need --run");
   if (!options.run && !options.messages.empty())
     throw UserError(ExitCode::kUsage, "--message needs --run");
+  JsonOutput json_output(options.json);
   std::string binary = options.command.front();
   if (options.run)
     binary = resolve_program(binary);
@@ -360,7 +361,7 @@ int run_scan(const ScanOptions &options) {
       for (const Module &module : modules)
         json.push_back(module_json(module, nullptr));
     }
-    write_json(options.json, json);
+    json_output.write(json);
   }
   if (options.json != "-") {
     print_sites(modules, options.sites, ran != nullptr ? &ran->marks : nullptr);

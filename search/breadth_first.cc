@@ -376,6 +376,8 @@ Result<Outcome> Search::merge(const Transition &transition) {
   report_.counterexample = transition.path;
   report_.counterexample_effects = observation.effects;
   report_.violation = std::move(*violation);
+  if (observation.fault)
+    report_.backtrace = observation.fault->backtrace;
   return Outcome::kViolated;
 }
 

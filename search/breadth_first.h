@@ -66,6 +66,8 @@ struct Report {
   double elapsed_s = 0;
   std::vector<tracer::ActionId> counterexample; // empty unless violated
   std::string violation;                        // empty unless violated
+  // A crash's: where the signal hit the target (Fault::backtrace).
+  std::vector<tracer::Frame> backtrace;
   bool ticks_cut = false; // some path stopped at max_ticks ticks
   // The sources of time and randomness the target used in any run.
   tracer::Sources sources;

@@ -1,43 +1,21 @@
 // cmc: explores every order of a server's client messages (SPEC.md).
 
-#include <csignal>
-
 #include <algorithm>
 #include <cstdio>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "app/check_command.h"
 #include "app/explore_command.h"
+#include "app/interrupts.h"
 #include "app/replay_command.h"
 #include "app/scan_command.h"
-#include "tracer/watchdog.h"
 #include "util/user_error.h"
 
 namespace {
-
-// Ctrl-C, SIGTERM and SIGHUP are taken by one thread that kills every
-// target; the search then ends with "interrupted". Blocked before any other
-// thread starts, so every thread inherits the mask.
-// cmc explore keeps Ctrl-C for its prompt.
-void handle_interrupts(bool with_ctrl_c) {
-  static sigset_t set;
-  sigemptyset(&set);
-  if (with_ctrl_c)
-    sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  std::thread([] {
-    int signal = 0;
-    while (sigwait(&set, &signal) == 0)
-      cmc::tracer::Watchdog::instance().interrupt();
-  }).detach();
-}
 
 int run(int argc, char **argv) {
   // Everything after the first "--" is the target's command line, taken
@@ -74,9 +52,14 @@ int run(int argc, char **argv) {
                 "target did: its system calls, replies and region changes");
   replay->footer(
       "Examples:\n  cmc check --json report.json ... && cmc replay --from "
-      "report.json\n  cmc replay --region cmc_state --invariant sticky "
-      "--steps 'SET b\\n' 'SET a\\n' -- ./kv_bug 7000\n\nExit status: 1 "
-      "the violation shows, 0 it does not, 2 usage error, 3 could not run.");
+      "report.json\n  cmc replay --from report.json -- ./kv 7000   (a fixed "
+      "build: \"does not reproduce\")\n  cmc replay --region cmc_state "
+      "--invariant sticky --steps 'SET b\\n' 'SET a\\n' -- ./kv_bug "
+      "7000\n\nExit status: 1 the violation shows, 0 it does not (also "
+      "\"does not reproduce\": the report found it with another build or "
+      "command), 2 usage error, 3 could not run (interrupted, or the "
+      "report's own build no longer shows its violation: not "
+      "deterministic).");
   cmc::app::add_replay_options(*replay, replay_options);
   cmc::app::TargetOptions explore_options;
   CLI::App *explore = app.add_subcommand(
@@ -111,7 +94,7 @@ int run(int argc, char **argv) {
     std::fprintf(stderr, "cmc: %s\n", error.what());
     return static_cast<int>(error.code());
   }
-  handle_interrupts(!explore->parsed());
+  cmc::app::handle_interrupts();
   try {
     if (scan->parsed())
       return cmc::app::run_scan(scan_options);

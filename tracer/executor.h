@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tracer/backtrace.h"
 #include "tracer/sources.h"
 #include "util/fingerprint.h"
 #include "util/result.h"
@@ -26,6 +27,9 @@ struct Fault {
   // The last line the target wrote (escaped, cut short), "" if none or
   // when its output went to the terminal (--show-output).
   std::string last_output;
+  // Killed by a signal the target raised (a crash): the stack of the
+  // thread it hit, innermost first, as it was delivered; else empty.
+  std::vector<Frame> backtrace;
 
   // "killed by SIGSEGV", "exited with status 1", "hung (no quiescence ...)".
   [[nodiscard]] std::string describe() const;

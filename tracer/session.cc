@@ -9,7 +9,9 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -334,7 +336,23 @@ Fault Session::fault_of(const WaitStatus &status) const {
     return Fault{Fault::Kind::kHang};
   if (status.exited())
     return Fault{Fault::Kind::kExit, status.exit_status()};
-  return Fault{Fault::Kind::kSignal, status.term_signal()};
+  Fault fault{Fault::Kind::kSignal, status.term_signal()};
+  fault.backtrace = crash_backtrace_;
+  return fault;
+}
+
+void Session::crashed(int signal) {
+  static constexpr std::array kCrashes{SIGSEGV, SIGBUS,  SIGILL,
+                                       SIGFPE,  SIGABRT, SIGSYS};
+  if (!crash_backtrace_.empty() ||
+      std::ranges::find(kCrashes, signal) == kCrashes.end())
+    return;
+  // A few frames: where it crashed and the calls that led there.
+  auto backtracer = Backtracer::attach(tracee_.focused());
+  if (!backtracer)
+    return;
+  if (auto frames = backtracer->unwind(8))
+    crash_backtrace_ = std::move(*frames);
 }
 
 Result<void> Session::skip(Thread &thread, user_regs_struct regs, long result) {
@@ -468,6 +486,7 @@ Result<int> Session::on_signal(int signal) {
                                "which cmc does not control",
                                function->name)};
   }
+  crashed(signal);
   return signal;
 }
 

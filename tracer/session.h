@@ -139,6 +139,9 @@ private:
   // At a signal-delivery stop: the signal to deliver (0 when cmc handled
   // it), or an Error when it shows an escape from cmc's control.
   [[nodiscard]] Result<int> on_signal(int signal);
+  // At the delivery of a signal that kills unless handled: keeps the
+  // stack of the thread it hit, for the Fault.
+  void crashed(int signal);
   // At a syscall stop: reports the result of the call awaited.
   [[nodiscard]] Result<void> on_syscall_stop(Thread &thread);
   // Skips the system call the focused thread is stopped at; it returns
@@ -149,6 +152,8 @@ private:
 
   Tracee &tracee_;
   Environment environment_;
+  // The stack where the first crash signal hit (see crashed()).
+  std::vector<Frame> crash_backtrace_;
   std::optional<int> listening_fd_;
   bool program_fixed_ = false;
   std::map<pid_t, Thread> threads_; // by thread id

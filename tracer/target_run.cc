@@ -12,6 +12,7 @@
 
 #include "decoder/auxv.h"
 #include "decoder/proc_maps.h"
+#include "tracer/watchdog.h"
 #include "util/escape.h"
 
 namespace cmc::tracer {
@@ -173,6 +174,8 @@ Result<void> TargetRun::settle(const char *when, bool starting) {
   auto fault = starting ? session_->run_until_serving()
                         : session_->run_until_quiescent();
   tracee_->lease().disarm();
+  if (Watchdog::instance().interrupted())
+    return Error{"interrupted"};
   if (!fault)
     return fault.error();
   if (*fault)
@@ -286,6 +289,10 @@ Result<std::optional<Fault>> TargetRun::run_step() {
   auto fault = session_->run_until_quiescent();
   if (fault && !*fault)
     tracee_->lease().disarm();
+  // An interrupt kills the target wherever it is: the death it caused is
+  // no fault of the target's.
+  if (Watchdog::instance().interrupted())
+    return Error{"interrupted"};
   tracee_->drain_output();
   if (fault && *fault && !spec_->launch.show_output)
     (*fault)->last_output = last_line(tracee_->output());

@@ -51,6 +51,7 @@ public:
   [[nodiscard]] pid_t pid() const { return pid_; }
   [[nodiscard]] int pidfd() const { return pidfd_.get(); }
   [[nodiscard]] Watchdog::Lease &lease() { return *lease_; }
+  [[nodiscard]] const Watchdog::Lease &lease() const { return *lease_; }
 
   // The target's threads share its memory, but each stops on its own:
   // requests about registers, stops and resumption go to the focused

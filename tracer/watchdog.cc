@@ -3,6 +3,7 @@
 #include <csignal>
 
 #include <algorithm>
+#include <utility>
 
 namespace cmc::tracer {
 namespace {
@@ -63,7 +64,7 @@ Watchdog::Lease::Lease(pid_t pid) {
   Watchdog &dog = instance();
   const std::lock_guard lock(dog.mutex_);
   id_ = dog.next_id_++;
-  dog.entries_[id_] = Entry{pid};
+  dog.entries_[id_].pid = pid;
   // A target registered after an interrupt dies at once.
   if (dog.interrupted())
     kill_target(pid);
@@ -82,6 +83,7 @@ void Watchdog::Lease::arm(Clock::duration timeout) const {
   {
     const std::lock_guard lock(dog.mutex_);
     dog.entries_[id_].deadline = deadline;
+    dog.entries_[id_].paused.reset();
     earlier = deadline < dog.next_wake_;
     if (earlier)
       dog.next_wake_ = deadline;
@@ -96,6 +98,28 @@ void Watchdog::Lease::disarm() const {
   Watchdog &dog = instance();
   const std::lock_guard lock(dog.mutex_);
   dog.entries_[id_].deadline = Clock::time_point::max();
+  dog.entries_[id_].paused.reset();
+}
+
+void Watchdog::Lease::pause() const {
+  Watchdog &dog = instance();
+  const std::lock_guard lock(dog.mutex_);
+  Entry &entry = dog.entries_[id_];
+  if (entry.deadline == Clock::time_point::max())
+    return;
+  entry.paused = entry.deadline - Clock::now();
+  entry.deadline = Clock::time_point::max();
+}
+
+void Watchdog::Lease::resume() const {
+  std::optional<Clock::duration> left;
+  {
+    Watchdog &dog = instance();
+    const std::lock_guard lock(dog.mutex_);
+    left = std::exchange(dog.entries_[id_].paused, std::nullopt);
+  }
+  if (left)
+    arm(std::max(*left, Clock::duration::zero()));
 }
 
 bool Watchdog::Lease::expired() const {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace cmc::tracer {
@@ -36,6 +37,10 @@ public:
     void disarm() const;
     // True once the deadline passed and the target was killed for it.
     [[nodiscard]] bool expired() const;
+    // Stops the clock of an armed deadline until resume(), which gives the
+    // step the time it had left: time at a prompt is the user's.
+    void pause() const;
+    void resume() const;
 
   private:
     std::uint64_t id_;
@@ -56,6 +61,7 @@ private:
     pid_t pid = 0;
     Clock::time_point deadline = Clock::time_point::max();
     bool expired = false;
+    std::optional<Clock::duration> paused; // the time left when paused
   };
   Watchdog();
   void watch();

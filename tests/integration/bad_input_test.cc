@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -45,6 +46,13 @@ void expect_one_line(const Outcome &run, int status, const std::string &part) {
   EXPECT_NE(run.err.find(part), std::string::npos) << run.err;
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
   EXPECT_TRUE(run.err.starts_with("cmc: ")) << run.err;
+}
+
+// The file is opened before the search: a bad path fails at once.
+TEST_F(BadInput, JsonFileInAMissingDirectoryIsAUsageError) {
+  expect_one_line(
+      run_cmc(check({demo("kv"), "7000"}, {"--json", "/nonexistent/r.json"})),
+      2, "cannot write --json /nonexistent/r.json: No such file");
 }
 
 TEST_F(BadInput, MissingProgram) {
@@ -178,6 +186,17 @@ TEST_F(Faults, CrashDuringAMessageIsAViolation) {
   // With the last line the target wrote before it died.
   EXPECT_EQ(json["violation"], "target killed by SIGSEGV during step 1; it "
                                "last wrote \"misbehave: crashing on purpose\"");
+  // Where: raise() called from misbehave's main, on the way down.
+  const auto &frames = json["backtrace"];
+  ASSERT_TRUE(frames.is_array()) << run.out;
+  const auto in_main = std::ranges::find_if(frames, [](const auto &frame) {
+    return frame.template get<std::string>().starts_with("main+");
+  });
+  ASSERT_NE(in_main, frames.end()) << frames.dump();
+  EXPECT_NE(in_main->template get<std::string>().find("(misbehave.c:"),
+            std::string::npos);
+  EXPECT_NE(run.err.find("  at #0 "), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("main+"), std::string::npos) << run.err;
 }
 
 TEST_F(Faults, ExitDuringAMessageIsAViolation) {
@@ -253,6 +272,62 @@ TEST_F(Faults, InterruptKillsEveryTargetAndReportsPartialCounts) {
   EXPECT_EQ(json["distinct_states"], 2) << run.out;
   EXPECT_EQ(json["transitions"], 1) << run.out;
   EXPECT_NE(run.err.find("interrupted: "), std::string::npos) << run.err;
+}
+
+// An interrupt during a step of replay or explore ends the command, not the
+// target's run: one line, exit 3, the target and its directory gone.
+class Interrupt : public Faults {
+protected:
+  void SetUp() override {
+    workdirs_ =
+        ::testing::TempDir() + "/cmc-interrupt-" + std::to_string(getpid());
+    std::filesystem::create_directories(workdirs_);
+    setenv("TMPDIR", workdirs_.c_str(), 1);
+  }
+  void TearDown() override {
+    unsetenv("TMPDIR");
+    EXPECT_TRUE(std::filesystem::is_empty(workdirs_))
+        << "the target's working directory is left";
+    std::filesystem::remove_all(workdirs_);
+    Faults::TearDown();
+  }
+  // Starts cmc on a step that spins (SPIN, with a step timeout far away),
+  // sends signal once the target spins, and expects "interrupted".
+  void expect_interrupted(const Started &started, int signal) {
+    ASSERT_TRUE(wait_for_spinning_target(started.pid));
+    kill(started.pid, signal);
+    const Outcome run = finish(started);
+    EXPECT_EQ(run.status, 3) << run.out << run.err;
+    EXPECT_EQ(run.err, "cmc: interrupted\n") << run.out;
+    EXPECT_EQ(run.out.find("SIGKILL"), std::string::npos) << run.out;
+  }
+  std::string workdirs_;
+};
+
+TEST_F(Interrupt, CtrlCDuringAReplayStep) {
+  expect_interrupted(start_cmc({"replay", "--step-timeout", "100", "--region",
+                                "cmc_state", "--steps", "SET a\n", "SPIN\n",
+                                "--", target("misbehave"), "serve", "7000"}),
+                     SIGINT);
+}
+
+TEST_F(Interrupt, SigtermDuringAReplayStep) {
+  expect_interrupted(start_cmc({"replay", "--step-timeout", "100", "--region",
+                                "cmc_state", "--steps", "SPIN\n", "--",
+                                target("misbehave"), "serve", "7000"}),
+                     SIGTERM);
+}
+
+TEST_F(Interrupt, CtrlCDuringAnExploreStep) {
+  const std::string commands =
+      workdirs_ + "/../cmc-interrupt-commands-" + std::to_string(getpid());
+  std::ofstream(commands) << "send 1\nstate\n";
+  expect_interrupted(
+      start_cmc({"explore", "--step-timeout", "100", "-m", "SPIN\n", "--region",
+                 "cmc_state", "--", target("misbehave"), "serve", "7000"},
+                commands),
+      SIGINT);
+  std::filesystem::remove(commands);
 }
 
 } // namespace

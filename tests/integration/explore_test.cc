@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -69,6 +71,42 @@ TEST_F(Explore, ACatchStopsAtTheInlineWriteOfAsmKv) {
   EXPECT_TRUE(has(run.out, "asm_read syscall 0 (read) inline observed"));
   EXPECT_TRUE(has(run.out, "asm_write syscall 1 (write) inline observed"));
   EXPECT_FALSE(has(run.out, "never reached")) << run.out;
+}
+
+// Time at the catchpoint prompt is the user's: with a step timeout of
+// 0.2 s, a step stopped at a catch for longer still ends as usual. The
+// wait is what the test is about, not a synchronisation.
+TEST_F(Explore, TheStepTimeoutDoesNotRunAtACatchpoint) {
+  const std::string fifo = path("commands");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // Open for writing first (O_RDWR does not wait for a reader): cmc's
+  // stdin is opened before posix_spawn returns.
+  const int commands = open(fifo.c_str(), O_RDWR);
+  ASSERT_GE(commands, 0);
+  const Started started =
+      start_cmc({"explore", "--step-timeout", "0.2", "-m", "SET a\\n",
+                 "--region", "cmc_state", "--", demo("kv"), "7000"},
+                fifo);
+  const std::string first = "catch write\nsend 1\n";
+  ASSERT_EQ(write(commands, first.data(), first.size()),
+            static_cast<ssize_t>(first.size()));
+  std::string out;
+  char buffer[4096];
+  while (!has(out, "caught write")) {
+    const ssize_t n = read(started.out_fd, buffer, sizeof buffer);
+    ASSERT_GT(n, 0) << out;
+    out.append(buffer, static_cast<std::size_t>(n));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  const std::string rest = "continue\nstate\nquit\n";
+  ASSERT_EQ(write(commands, rest.data(), rest.size()),
+            static_cast<ssize_t>(rest.size()));
+  close(commands);
+  const Outcome run = finish(started);
+  out += run.out;
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_FALSE(has(out, "hung")) << out;
+  EXPECT_TRUE(has(out, "changed: cmc_state+0 00 -> 01")) << out;
 }
 
 TEST_F(Explore, InlineCatchesSkipLibcAndNextStopsAtTheFollowingCall) {
