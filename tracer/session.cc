@@ -1,5 +1,7 @@
 #include "tracer/session.h"
 
+#include "tracer/run_files.h"
+
 #include <linux/futex.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -18,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "tracer/input_wait.h"
+#include "tracer/run_files.h"
 #include "tracer/syscall_table.h"
 #include "tracer/watchdog.h"
 #include "util/log.h"
@@ -353,6 +356,10 @@ Result<Session::Next> Session::on_seccomp_stop(Thread &thread) {
     return on_timer(*call, *regs);
   case Trap::kPassThrough:
     environment_.note(*call->source, *regs);
+    return Next::kRun;
+  case Trap::kWritePath:
+    if (auto allowed = check_write(tracee_, *call, *regs); !allowed)
+      return allowed.error();
     return Next::kRun;
   case Trap::kSleep:
   case Trap::kClockSleep:

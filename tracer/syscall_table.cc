@@ -1,5 +1,6 @@
 #include "tracer/syscall_table.h"
 
+#include <fcntl.h>
 #include <seccomp.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -47,6 +48,25 @@ constexpr std::array kTable{
     TrappedSyscall{"times", Trap::kPassThrough, -1, Source::kTimes},
     TrappedSyscall{"getrusage", Trap::kPassThrough, -1, Source::kTimes},
     TrappedSyscall{"sysinfo", Trap::kPassThrough, -1, Source::kTimes},
+    TrappedSyscall{"open", Trap::kWritePath, 1, {}, {{{-1, 0}}}},
+    TrappedSyscall{"openat", Trap::kWritePath, 2, {}, {{{0, 1}}}},
+    TrappedSyscall{"openat2", Trap::kWritePath, -1, {}, {{{0, 1}}}},
+    TrappedSyscall{"creat", Trap::kWritePath, -1, {}, {{{-1, 0}}}},
+    TrappedSyscall{"truncate", Trap::kWritePath, -1, {}, {{{-1, 0}}}},
+    TrappedSyscall{"mkdir", Trap::kWritePath, -1, {}, {{{-1, 0}}}},
+    TrappedSyscall{"mkdirat", Trap::kWritePath, -1, {}, {{{0, 1}}}},
+    TrappedSyscall{"mknod", Trap::kWritePath, -1, {}, {{{-1, 0}}}},
+    TrappedSyscall{"mknodat", Trap::kWritePath, -1, {}, {{{0, 1}}}},
+    TrappedSyscall{"rmdir", Trap::kWritePath, -1, {}, {{{-1, 0}}}},
+    TrappedSyscall{"unlink", Trap::kWritePath, -1, {}, {{{-1, 0}}}},
+    TrappedSyscall{"unlinkat", Trap::kWritePath, -1, {}, {{{0, 1}}}},
+    TrappedSyscall{"rename", Trap::kWritePath, -1, {}, {{{-1, 0}, {-1, 1}}}},
+    TrappedSyscall{"renameat", Trap::kWritePath, -1, {}, {{{0, 1}, {2, 3}}}},
+    TrappedSyscall{"renameat2", Trap::kWritePath, -1, {}, {{{0, 1}, {2, 3}}}},
+    TrappedSyscall{"link", Trap::kWritePath, -1, {}, {{{-1, 1}}}},
+    TrappedSyscall{"linkat", Trap::kWritePath, -1, {}, {{{2, 3}}}},
+    TrappedSyscall{"symlink", Trap::kWritePath, -1, {}, {{{-1, 1}}}},
+    TrappedSyscall{"symlinkat", Trap::kWritePath, -1, {}, {{{1, 2}}}},
     TrappedSyscall{"(any other)", Trap::kObserve},
     TrappedSyscall{"(foreign ABI)", Trap::kForeignArch},
 };
@@ -68,6 +88,25 @@ void require(int rc, const char *what) {
                              std::strerror(-rc));
 }
 
+// The rules of one row: an open stops only when its flags ask to write
+// (one masked comparison per flag, as BPF has no "any bit of"), so reads
+// run freely.
+void add_rules(scmp_filter_ctx ctx, std::uint16_t row) {
+  const TrappedSyscall &call = kTable[row];
+  const int nr = seccomp_syscall_resolve_name(call.name);
+  require(nr == __NR_SCMP_ERROR ? -EINVAL : 0, call.name);
+  if (call.trap != Trap::kWritePath || call.flags_arg < 0) {
+    require(seccomp_rule_add(ctx, SCMP_ACT_TRACE(row), nr, 0), call.name);
+    return;
+  }
+  for (const scmp_datum_t flag : {O_WRONLY, O_RDWR, O_CREAT, O_TRUNC}) {
+    const scmp_arg_cmp asks{static_cast<unsigned>(call.flags_arg),
+                            SCMP_CMP_MASKED_EQ, flag, flag};
+    require(seccomp_rule_add_array(ctx, SCMP_ACT_TRACE(row), nr, 1, &asks),
+            call.name);
+  }
+}
+
 // The table's rules over default_action; with observe_fd >= 0, also the
 // calls of the launch itself allowed (see observing_program).
 std::vector<sock_filter> build_program(std::uint32_t default_action,
@@ -78,12 +117,8 @@ std::vector<sock_filter> build_program(std::uint32_t default_action,
   require(seccomp_attr_set(filter.ctx, SCMP_FLTATR_ACT_BADARCH,
                            SCMP_ACT_TRACE(kForeignRow)),
           "bad-arch action");
-  for (std::uint16_t row = 0; row < kObserveRow; ++row) {
-    const int nr = seccomp_syscall_resolve_name(kTable[row].name);
-    require(nr == __NR_SCMP_ERROR ? -EINVAL : 0, kTable[row].name);
-    require(seccomp_rule_add(filter.ctx, SCMP_ACT_TRACE(row), nr, 0),
-            kTable[row].name);
-  }
+  for (std::uint16_t row = 0; row < kObserveRow; ++row)
+    add_rules(filter.ctx, row);
   if (observe_fd >= 0) {
     require(seccomp_rule_add(filter.ctx, SCMP_ACT_ALLOW, SCMP_SYS(execve), 0),
             "execve");

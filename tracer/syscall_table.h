@@ -2,6 +2,7 @@
 
 #include <linux/filter.h>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -31,17 +32,29 @@ enum class Trap : std::uint8_t {
   kRefuse,      // fails with ENOSYS: it would bypass the tracer
   kTimer,       // arms a timer cmc does not control: the check stops
   kPassThrough, // runs, and the report lists it as not controlled
+  kWritePath,   // writes to the file system: runs if the paths are the run's
   kObserve,     // any call not in the table, under observing_program
   kForeignArch, // a system call of another ABI (int 0x80 from x86-64)
+};
+
+// A path argument of a kWritePath call: the index of the argument that
+// points to it and of the directory descriptor it is relative to (-1: the
+// working directory).
+struct PathArg {
+  int dirfd = -1;
+  int path = -1; // -1: none
 };
 
 // One row of the table of system calls the seccomp filter stops on.
 struct TrappedSyscall {
   const char *name;
   Trap trap;
-  int flags_arg = -1; // kRecv: index of the flags argument
+  // kRecv: index of the flags argument; kWritePath: of open's flags, and
+  // the filter stops the call only when they ask to write.
+  int flags_arg = -1;
   // The source of time or randomness it reads, for the report.
   std::optional<Source> source = std::nullopt;
+  std::array<PathArg, 2> paths{}; // kWritePath
 };
 
 // The rows, in a fixed order: a row's index is the SECCOMP_RET_DATA of its

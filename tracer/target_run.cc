@@ -9,6 +9,7 @@
 
 #include "decoder/auxv.h"
 #include "decoder/proc_maps.h"
+#include "tracer/run_files.h"
 #include "util/escape.h"
 
 namespace cmc::tracer {
@@ -173,13 +174,15 @@ Result<void> TargetRun::settle(const char *when) {
   return {};
 }
 
-Fingerprint TargetRun::fingerprint(std::span<const std::byte> state) const {
+Fingerprint TargetRun::fingerprint(std::span<const std::byte> state,
+                                   std::span<const FileDigest> files) const {
   // Which clients are connected decides what their next message does.
   std::uint64_t connected = 0;
   for (std::size_t i = 0; i < connections_.size(); ++i)
     connected |= std::uint64_t{connections_[i].has_value()} << (i % 64);
   return fingerprint_of(state, session_->hidden_state() ^
-                                   (connected * 0x9e3779b97f4a7c15ULL));
+                                   (connected * 0x9e3779b97f4a7c15ULL) ^
+                                   combined_hash(files));
 }
 
 std::vector<std::string> TargetRun::drain() {
