@@ -186,10 +186,18 @@ Result<RunFiles> RunFiles::create(std::span<const std::string> writable) {
     return root.error();
   RunFiles files;
   files.root_ = std::move(*root);
-  files.workdir_ = files.root_ + "/work";
-  if (mkdir(files.workdir_.c_str(), 0700) != 0)
-    return Error{fmt::format("cannot create {}: {}", files.workdir_,
-                             std::strerror(errno))};
+  files.workdir_ = files.root_;
+  // The copies of absolute paths go beside the working directory, out of
+  // its listing; without any, the root is the working directory (a mkdir
+  // and rmdir fewer per run).
+  if (std::any_of(
+          writable.begin(), writable.end(),
+          [](const std::string &path) { return path.starts_with('/'); })) {
+    files.workdir_ += "/work";
+    if (mkdir(files.workdir_.c_str(), 0700) != 0)
+      return Error{fmt::format("cannot create {}: {}", files.workdir_,
+                               std::strerror(errno))};
+  }
   for (const std::string &path : writable) {
     if (!path.starts_with('/')) {
       if (auto copied = copy_writable(path, fs::path(files.workdir_) / path);
