@@ -32,7 +32,10 @@ Result<std::string> make_root() {
   std::string base = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
   if ((tmp == nullptr || *tmp == '\0') && access("/dev/shm", W_OK) == 0)
     base = "/dev/shm";
-  std::string path = base + "/cmc-run-XXXXXX";
+  // Normalised, as the paths the target writes are before they are
+  // compared with it ($TMPDIR may be "/tmp/").
+  std::string path =
+      (fs::absolute(base) / "cmc-run-XXXXXX").lexically_normal().string();
   if (mkdtemp(path.data()) == nullptr)
     return Error{fmt::format("cannot create a working directory for the "
                              "target in {}: {}",

@@ -71,7 +71,18 @@ TEST_F(Files, TheJournalIsInTheStateAtEveryJobCount) {
     EXPECT_EQ(json["verdict"], "violated");
     EXPECT_EQ(json["counterexample"].size(), 4u) << json.dump();
     EXPECT_EQ(json["distinct_states"], 4) << json.dump();
+    EXPECT_EQ(json["replay"]["writable"], nlohmann::json::array({"journal"}));
   }
+}
+
+// The replay of the counterexample gives each run the same --writable.
+TEST_F(Files, ReplayKeepsTheWritableCopy) {
+  const Outcome run =
+      run_cmc({"replay", "--writable", "journal", "--region", "cmc_state",
+               "--steps", "ADD\\n", "ADD\\n", "ADD\\n", "ADD\\n", "--",
+               target("journal"), "7000"});
+  EXPECT_EQ(run.status, 1) << run.err;
+  EXPECT_NE(run.out.find("SIGABRT"), std::string::npos) << run.out;
 }
 
 // A write to an absolute path outside stops the check with one line that
