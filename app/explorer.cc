@@ -464,8 +464,15 @@ void Explorer::show_state() const {
     fmt::print("{} ({} bytes):\n", region.name, region.length);
     hex_dump(std::span(*state).subspan(region.offset, region.length));
   }
+  auto files = run_->read_files();
+  if (!files) {
+    fmt::print("error: {}\n", files.error().message);
+    return;
+  }
+  for (const tracer::FileDigest &file : *files)
+    fmt::print("file {} (hash {:016x})\n", file.name, file.hash);
   fmt::print("fingerprint {} after {} step{}\n",
-             run_->fingerprint(*state).hex(), path_.size(),
+             run_->fingerprint(*state, *files).hex(), path_.size(),
              path_.size() == 1 ? "" : "s");
 }
 

@@ -84,6 +84,8 @@ void merge_target(TargetOptions &target, const nlohmann::json &replay) {
   if (!target.port && replay.contains("port") && replay["port"].is_number())
     target.port = replay["port"].get<std::uint16_t>();
   target.aslr = target.aslr || replay.value("aslr", false);
+  if (target.writable.empty())
+    target.writable = replay.value("writable", std::vector<std::string>{});
 }
 
 Plan report_plan(const ReplayOptions &options) {
@@ -202,7 +204,8 @@ nlohmann::json replay_json(const TargetOptions &options,
           {"properties", options.properties},
           {"seed", options.seed},
           {"port", options.port ? nlohmann::json(*options.port) : nullptr},
-          {"aslr", options.aslr}};
+          {"aslr", options.aslr},
+          {"writable", options.writable}};
 }
 
 std::string replay_command_line(const TargetOptions &options,
@@ -226,6 +229,8 @@ std::string replay_command_line(const TargetOptions &options,
     line += fmt::format(" --port {}", *options.port);
   if (options.aslr)
     line += " --aslr";
+  for (const std::string &path : options.writable)
+    line += " --writable " + shell_quote(path);
   line += " --steps";
   for (const Step &step : steps) {
     const std::string who = step.client.empty() ? "" : step.client + ":";

@@ -33,6 +33,26 @@ std::vector<decoder::Region> resolve_regions(const TargetOptions &options,
   return regions;
 }
 
+// Relative paths stay inside the run's working directory; absolute ones
+// must exist to be mounted over.
+std::vector<std::string> check_writable(const std::vector<std::string> &paths) {
+  std::vector<std::string> checked;
+  for (const std::string &text : paths) {
+    const std::filesystem::path path =
+        std::filesystem::path(text).lexically_normal();
+    if (path.empty() || path == "." || *path.begin() == "..")
+      usage(fmt::format("--writable {}: a relative path must name something "
+                        "inside the working directory",
+                        text));
+    if (path.is_absolute() && !std::filesystem::exists(path))
+      cannot_check(fmt::format("--writable {}: no such file or directory "
+                               "(an absolute path must exist)",
+                               text));
+    checked.push_back(path.string());
+  }
+  return checked;
+}
+
 } // namespace
 
 void add_target_options(CLI::App &command, TargetOptions &options) {
@@ -80,6 +100,14 @@ void add_target_options(CLI::App &command, TargetOptions &options) {
       ->check(CLI::PositiveNumber);
   command.add_flag("--show-output", options.show_output,
                    "Let the target write to cmc's stdout and stderr");
+  command.add_option(
+      "--writable", options.writable,
+      "A path the target may write besides its working directory "
+      "(repeatable): each run gets a private copy of it as it is when the "
+      "run starts. Relative: in the run's working directory, copied from "
+      "cmc's (an empty directory if it does not exist there); absolute: "
+      "must exist, mounted over in a mount namespace of the run's own. "
+      "Other writes stop the check naming the path.");
   command.add_option("--tick", options.tick,
                      "Add the step 'advance the target's virtual clock by "
                      "DURATION' (10s, 250ms, ...) to the alphabet, tried "
@@ -117,6 +145,7 @@ std::shared_ptr<tracer::TargetSpec> target_spec(const TargetOptions &options) {
   spec->launch.argv = options.command;
   spec->launch.aslr = options.aslr;
   spec->launch.show_output = options.show_output;
+  spec->launch.writable = check_writable(options.writable);
   auto elf = decoder::ElfFile::open(spec->launch.program);
   if (!elf)
     cannot_check(elf.error().message);

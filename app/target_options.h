@@ -30,7 +30,8 @@ struct TargetOptions {
   std::optional<std::uint16_t> port;
   double step_timeout_s = 10;
   bool show_output = false;
-  std::string tick; // "" none
+  std::vector<std::string> writable; // --writable PATH
+  std::string tick;                  // "" none
   std::uint64_t seed = 0;
   std::vector<std::string> command; // PROGRAM [ARGS...]
 };

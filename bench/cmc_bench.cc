@@ -83,7 +83,9 @@ BENCHMARK(BM_SpawnToQuiescence)->Unit(benchmark::kMicrosecond)->UseRealTime();
 // Floor: a fresh spawn of kv under ptrace and the seccomp filter, to its
 // first stop after exec (ld.so's first trapped read), then killed and
 // reaped. /1 also takes control at the exec stop as every run does (vDSO
-// patched, clock pages protected, AT_RANDOM written, entry breakpoint).
+// patched, clock pages protected, AT_RANDOM written, entry breakpoint);
+// /2 also gives it an absolute --writable directory (an empty copy, bind-
+// mounted in a mount namespace of its own).
 void BM_TracedSpawn(benchmark::State &state) {
   const bool control = state.range(0) != 0;
   cmc::tracer::pin_this_thread();
@@ -93,6 +95,9 @@ void BM_TracedSpawn(benchmark::State &state) {
   const auto spec = kv_spec();
   cmc::tracer::LaunchSpec launch = spec->launch;
   launch.netns = netns->fd();
+  std::string empty = "/tmp/cmc-bench-XXXXXX";
+  if (state.range(0) == 2 && mkdtemp(empty.data()) != nullptr)
+    launch.writable = {empty};
   for (auto _ : state) {
     auto tracee = cmc::tracer::Tracee::spawn(launch);
     if (!tracee)
@@ -105,12 +110,15 @@ void BM_TracedSpawn(benchmark::State &state) {
     if (!status || status->gone())
       return state.SkipWithError("kv did not stop after exec");
   }
+  if (!launch.writable.empty())
+    rmdir(empty.c_str());
   state.counters["spawns/s"] = benchmark::Counter(
       static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_TracedSpawn)
     ->Arg(0)
     ->Arg(1)
+    ->Arg(2)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 

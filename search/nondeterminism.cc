@@ -24,6 +24,19 @@ Error fault_on_replay(std::span<const tracer::ActionId> prefix,
       describe_state_after(prefix), fault.describe(), fault.step + 1)};
 }
 
+// The names of the files two runs disagree on, "" when none.
+std::string differing_files(std::span<const tracer::FileDigest> first,
+                            std::span<const tracer::FileDigest> second) {
+  std::vector<std::string> names;
+  for (const auto &[one, other] :
+       {std::pair(first, second), std::pair(second, first)})
+    for (const tracer::FileDigest &file : one)
+      if (std::find(other.begin(), other.end(), file) == other.end() &&
+          std::find(names.begin(), names.end(), file.name) == names.end())
+        names.push_back(file.name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
 } // namespace
 
 std::string name_offset(std::size_t offset,
@@ -91,6 +104,13 @@ replay_twice(tracer::Executor &executor,
                              "{} {}",
                              describe_state_after(prefix), offsets,
                              kLikelyCauses)};
+  const std::string files =
+      differing_files(first->files_after, second->files_after);
+  if (!files.empty())
+    return Error{fmt::format("nondeterminism: {} differs between two runs in "
+                             "the file {} (written from a clock, or left by "
+                             "an earlier run in a path all runs share?)",
+                             describe_state_after(prefix), files)};
   if (first->fingerprints.back() != second->fingerprints.back())
     return Error{fmt::format(
         "nondeterminism: {} has equal region bytes but different "

@@ -65,6 +65,15 @@ struct StepEffects {
   }
 };
 
+// A file or directory tree the target wrote, by the name it has for it
+// ("./journal", "/var/lib/x"), and the hash of its names, types, modes,
+// sizes and contents.
+struct FileDigest {
+  std::string name;
+  std::uint64_t hash = 0;
+  friend bool operator==(const FileDigest &, const FileDigest &) = default;
+};
+
 // What one replay of a path showed.
 struct Observation {
   // fingerprints[i] is the state after i steps; [0] is the initial state.
@@ -74,6 +83,9 @@ struct Observation {
   // and after it (empty when the last step faulted).
   std::vector<std::byte> before;
   std::vector<std::byte> after;
+  // The files of the state after the last step (empty when it faulted or
+  // the target wrote none), sorted by name; they are in its fingerprint.
+  std::vector<FileDigest> files_after;
   std::optional<Fault> fault;
   // received[i][c]: the bytes client c received during step i (a faulting
   // step included).

@@ -37,7 +37,10 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
   auto state = read_state(target);
   if (!state)
     return state.error();
-  seen.fingerprints.push_back(target.fingerprint(*state));
+  auto files = target.read_files();
+  if (!files)
+    return files.error();
+  seen.fingerprints.push_back(target.fingerprint(*state, *files));
   if (keep_states_)
     seen.states.push_back(*state);
   for (std::size_t step = 0; step < path.size(); ++step) {
@@ -56,11 +59,15 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
     state = read_state(target);
     if (!state)
       return state.error();
-    seen.fingerprints.push_back(target.fingerprint(*state));
+    files = target.read_files();
+    if (!files)
+      return files.error();
+    seen.fingerprints.push_back(target.fingerprint(*state, *files));
     if (keep_states_)
       seen.states.push_back(*state);
   }
   seen.after = std::move(*state);
+  seen.files_after = std::move(*files);
   seen.sources = target.session().environment().sources();
   return seen;
 }

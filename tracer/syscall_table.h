@@ -106,6 +106,14 @@ struct TrapIf {
   std::uint64_t any_bit = 0;
 };
 
+// A path argument of a call that writes to the file system: the index of
+// the argument that points to it and of the directory descriptor it is
+// relative to (-1: the working directory).
+struct PathArg {
+  int dirfd = -1;
+  int path = -1; // -1: none
+};
+
 // One row per system call cmc knows: everything it knows of the call.
 struct Syscall {
   std::string_view name;
@@ -122,6 +130,7 @@ struct Syscall {
   Timeout timeout;         // a wait: where its timeout is
   int flags_arg = -1;      // a recv: its flags (MSG_DONTWAIT)
   TrapIf trap_if;
+  std::array<PathArg, 2> paths{}; // the paths a write to files names
 };
 
 // The rows of real calls, in a fixed order: a row's index is the

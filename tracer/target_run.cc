@@ -12,6 +12,7 @@
 
 #include "decoder/auxv.h"
 #include "decoder/proc_maps.h"
+#include "tracer/run_files.h"
 #include "tracer/watchdog.h"
 #include "util/escape.h"
 
@@ -183,7 +184,8 @@ Result<void> TargetRun::settle(const char *when, bool starting) {
   return {};
 }
 
-Fingerprint TargetRun::fingerprint(std::span<const std::byte> state) const {
+Fingerprint TargetRun::fingerprint(std::span<const std::byte> state,
+                                   std::span<const FileDigest> files) const {
   // Which clients are connected decides what their next message does.
   std::uint64_t connected = 0;
   std::uint64_t closed = 0;
@@ -191,9 +193,9 @@ Fingerprint TargetRun::fingerprint(std::span<const std::byte> state) const {
     connected |= std::uint64_t{connections_[i].has_value()} << (i % 64);
     closed |= std::uint64_t{closed_by_server_[i]} << (i % 64);
   }
-  return fingerprint_of(state, session_->hidden_state() ^
-                                   (connected * 0x9e3779b97f4a7c15ULL) ^
-                                   (closed * 0xc2b2ae3d27d4eb4fULL));
+  return fingerprint_of(
+      state, session_->hidden_state() ^ (connected * 0x9e3779b97f4a7c15ULL) ^
+                 (closed * 0xc2b2ae3d27d4eb4fULL) ^ combined_hash(files));
 }
 
 std::vector<std::string> TargetRun::drain() {

@@ -85,9 +85,15 @@ public:
   [[nodiscard]] Result<std::vector<std::byte>> read_state() const {
     return reader_.read(*tracee_);
   }
-  // The fingerprint of a state read now: its bytes and the session's
-  // hidden state (the virtual clock, deadlines).
-  [[nodiscard]] Fingerprint fingerprint(std::span<const std::byte> state) const;
+  // The files the target may write, now (RunFiles::digest).
+  [[nodiscard]] Result<std::vector<FileDigest>> read_files() const {
+    return tracee_->files().digest();
+  }
+  // The fingerprint of a state read now: its bytes, its files and the
+  // session's hidden state (the virtual clock, deadlines).
+  [[nodiscard]] Fingerprint
+  fingerprint(std::span<const std::byte> state,
+              std::span<const FileDigest> files) const;
   // Sends a message or ticks the clock, then runs the target until it is
   // quiescent; the Fault (step unset) if it died, exited or hung.
   [[nodiscard]] Result<std::optional<Fault>> step(ActionId action);

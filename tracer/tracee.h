@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "decoder/proc_maps.h"
+#include "tracer/run_files.h"
 #include "tracer/wait_status.h"
 #include "tracer/watchdog.h"
 #include "util/result.h"
@@ -29,13 +30,18 @@ struct LaunchSpec {
   int netns = -1; // network namespace to join (an fd); -1: a fresh one
   // Stop on every system call (observing_program), not only the table's.
   bool observe = false;
+  // Paths the target may write besides its working directory, each a
+  // private copy per run (RunFiles); relative ones are relative to the
+  // working directory.
+  std::vector<std::string> writable;
 };
 
 // A target process under ptrace, in a network namespace of its own, with
 // the seccomp filter of syscall_table.h. The destructor kills the target's
 // whole process group and reaps every traced process: no path leaves one
-// behind. It runs in a private working directory of its own, removed with
-// its contents at the end.
+// behind. It runs in a private working directory of its own, with private
+// copies of the writable paths (in a mount namespace of its own when one
+// is absolute), all removed with their contents at the end.
 class Tracee {
 public:
   // Forks, sets the child up and execs it; returns stopped after execve.
@@ -122,6 +128,8 @@ public:
     drain_output();
     return output_tail_;
   }
+  // The files the target may write: its working directory and copies.
+  [[nodiscard]] const RunFiles &files() const { return *files_; }
   // Whether the target is known to have ended (it has been reaped).
   [[nodiscard]] bool reaped() const { return reaped_; }
   // A process or thread the target created, auto-attached by ptrace: it is
@@ -139,7 +147,7 @@ private:
   bool reaped_ = false;
   std::vector<pid_t> adopted_;
   UniqueFd pidfd_;
-  std::string workdir_; // removed with everything in it at the end
+  std::optional<RunFiles> files_; // removed after the target is reaped
   UniqueFd output_;
   std::string output_tail_;
   std::unique_ptr<Watchdog::Lease> lease_;

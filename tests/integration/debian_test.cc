@@ -121,6 +121,32 @@ TEST_F(Debian, MemcachedRefusesASecondAdd) {
                                 {"client": "A", "send": "add lock 0 0 1\r\nA\r\n"}])"));
 }
 
+// With its binlog (-b binlog, relative): each run writes a private copy
+// of binlog/ (--writable), whose files are in the state. -s keeps the
+// binlog file small: beanstalkd preallocates it, 10 MB by default, in
+// every run. The same states at -j1 and -j2, and as many as without.
+TEST_F(Debian, BeanstalkdWithABinlogIsDeterministic) {
+  for (const char *jobs : {"1", "2"}) {
+    auto args = beanstalkd_check(4);
+    args.insert(args.begin() + 1, {"-j", jobs, "--writable", "binlog"});
+    args.insert(args.end(), {"-b", "binlog", "-s", "100000"});
+    const Outcome run = run_cmc(args);
+    ASSERT_EQ(run.status, 0) << run.err;
+    EXPECT_EQ(run.json()["distinct_states"], 154);
+    EXPECT_EQ(run.json()["transitions"], 245);
+  }
+}
+
+// Without --writable, an absolute binlog directory is refused: every run
+// would share it (and its lock).
+TEST_F(Debian, BeanstalkdWithAnAbsoluteBinlogNeedsWritable) {
+  auto args = beanstalkd_check(1);
+  args.insert(args.end(), {"-b", "/var/tmp"});
+  const Outcome run = run_cmc(args);
+  EXPECT_EQ(run.status, 3);
+  EXPECT_NE(run.err.find("writes /var/tmp/lock"), std::string::npos) << run.err;
+}
+
 // redis's server struct, from .dynsym, but its first field: the pid. The
 // plugin redis_lock checks that SET lock NX succeeds for one client at a
 // time until a DEL.

@@ -329,6 +329,32 @@ TEST(BreadthFirst, FaultOnFirstStepIsAViolation) {
   EXPECT_EQ(report->violation, "target " + hang.describe() + " during step 1");
 }
 
+// Two runs that agree on every region byte but not on a file the target
+// wrote: the report names the file.
+class FileNoise final : public tracer::Executor {
+public:
+  Result<tracer::Observation> run(std::span<const ActionId> path) override {
+    tracer::Observation seen;
+    seen.fingerprints.assign(path.size() + 1, Fingerprint{runs_, 0});
+    seen.files_after = {{"./binlog", 7}, {"./log", runs_++}};
+    return seen;
+  }
+
+private:
+  std::uint64_t runs_ = 0;
+};
+
+TEST(Nondeterminism, NamesTheFileTwoRunsDisagreeOn) {
+  FileNoise executor;
+  const Result<tracer::Observation> seen =
+      replay_twice(executor, std::vector<ActionId>{0}, {}, nullptr);
+  ASSERT_FALSE(seen);
+  EXPECT_EQ(seen.error().message,
+            "nondeterminism: the state after actions [0] differs between two "
+            "runs in the file ./log (written from a clock, or left by an "
+            "earlier run in a path all runs share?)");
+}
+
 TEST(BreadthFirst, NondeterministicInitialStateNamesOffsets) {
   FakeSystem kv(zeros(4), set_cell);
   kv.set_noise([](std::size_t run, std::size_t depth, Bytes &state) {
