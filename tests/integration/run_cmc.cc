@@ -1,5 +1,7 @@
 #include "tests/integration/run_cmc.h"
 
+#include <cstdio>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -170,6 +172,18 @@ std::vector<pid_t> reap_leftovers() {
     waitpid(pid, nullptr, 0);
   }
   return live;
+}
+
+int objdump_count(const std::string &path, const std::string &pattern) {
+  const std::string command =
+      "objdump -d " + path + " | grep -cP '\\t" + pattern + "\\s*$'";
+  FILE *pipe = popen(command.c_str(), "r");
+  int count = -1;
+  if (pipe != nullptr && std::fscanf(pipe, "%d", &count) != 1)
+    count = -1;
+  if (pipe != nullptr)
+    pclose(pipe);
+  return count;
 }
 
 } // namespace cmc::testing

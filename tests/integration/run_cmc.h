@@ -47,6 +47,11 @@ Outcome finish(const Started &started);
 // test only.
 std::vector<pid_t> reap_leftovers();
 
+// How many instructions objdump -d shows in path whose mnemonic (and
+// operands) match pattern, a Perl regex ("syscall", "rdtscp?"); -1 when
+// objdump fails.
+int objdump_count(const std::string &path, const std::string &pattern);
+
 // Live children of pid (from /proc/*/stat).
 std::vector<pid_t> children_of(pid_t pid);
 

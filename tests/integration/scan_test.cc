@@ -19,19 +19,6 @@
 namespace cmc::testing {
 namespace {
 
-// objdump's count of `syscall` instructions in path.
-int objdump_syscalls(const std::string &path) {
-  const std::string command =
-      "objdump -d " + path + " | grep -cP '\\tsyscall\\s*$'";
-  FILE *pipe = popen(command.c_str(), "r");
-  int count = -1;
-  if (pipe != nullptr && std::fscanf(pipe, "%d", &count) != 1)
-    count = -1;
-  if (pipe != nullptr)
-    pclose(pipe);
-  return count;
-}
-
 TEST(Scan, FindsEverySyscallSiteObjdumpFindsInLibc) {
   const Outcome run = run_cmc({"scan", "--json", "-", demo("kv")});
   ASSERT_EQ(run.status, 0) << run.err;
@@ -47,7 +34,7 @@ TEST(Scan, FindsEverySyscallSiteObjdumpFindsInLibc) {
     if (path.find("libc.so") == std::string::npos)
       continue;
     saw_libc = true;
-    EXPECT_EQ(module["count"], objdump_syscalls(path));
+    EXPECT_EQ(module["count"], objdump_count(path, "syscall"));
     EXPECT_EQ(module["attribution"], "file name");
     std::size_t numbered = 0;
     for (const auto &site : module["sites"]) {
@@ -81,7 +68,7 @@ TEST(Scan, StaticLibcSitesAreLibcsAndTheAsmOnesInline) {
   EXPECT_EQ(module["attribution"], "static libc");
   const std::string libc_a = module["static_libc"];
   EXPECT_TRUE(libc_a.ends_with("/libc.a")) << libc_a;
-  EXPECT_EQ(module["count"], objdump_syscalls(demo("asm_kv")));
+  EXPECT_EQ(module["count"], objdump_count(demo("asm_kv"), "syscall"));
   std::set<std::pair<std::string, std::string>> inline_sites;
   bool saw_libc_read = false;
   for (const auto &site : module["sites"]) {

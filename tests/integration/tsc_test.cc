@@ -96,19 +96,6 @@ TEST_F(Rdtsc, SitesOfALibraryLoadedByDlopenArePatchedToo) {
   expect_virtual_counter("patched ", "libtsc_clock.so");
 }
 
-// objdump's count of rdtsc and rdtscp instructions in path.
-int objdump_tsc_sites(const std::string &path) {
-  const std::string command =
-      "objdump -d " + path + " | grep -cP '\\trdtscp?\\s*$'";
-  FILE *pipe = popen(command.c_str(), "r");
-  int count = -1;
-  if (pipe != nullptr && std::fscanf(pipe, "%d", &count) != 1)
-    count = -1;
-  if (pipe != nullptr)
-    pclose(pipe);
-  return count;
-}
-
 TEST_F(Rdtsc, ScanListsTheRdtscSitesObjdumpFinds) {
   const Outcome run = run_cmc({"scan", "--json", "-", target("tsc_lease")});
   ASSERT_EQ(run.status, 0) << run.err;
@@ -116,7 +103,7 @@ TEST_F(Rdtsc, ScanListsTheRdtscSitesObjdumpFinds) {
   ASSERT_TRUE(json.is_array() && json.size() >= 3) << run.out;
   for (const auto &module : json)
     EXPECT_EQ(static_cast<int>(module["tsc_sites"].size()),
-              objdump_tsc_sites(module["module"]))
+              objdump_count(module["module"], "rdtscp?"))
         << module["module"];
   std::vector<std::string> instructions;
   for (const auto &site : json[0]["tsc_sites"])
