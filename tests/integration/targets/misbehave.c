@@ -106,8 +106,10 @@ int main(int argc, char **argv) {
   address.sin_port = htons((unsigned short)atoi(argv[2]));
   address.sin_addr.s_addr = htonl(INADDR_ANY);
   if (bind(listener, (struct sockaddr *)&address, sizeof address) != 0 ||
-      listen(listener, 1) != 0)
+      listen(listener, 1) != 0) {
+    perror("misbehave: listen");
     return 1;
+  }
   const int client = accept(listener, NULL, NULL);
   char line[64];
   size_t used = 0;
