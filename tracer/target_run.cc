@@ -256,27 +256,24 @@ Result<std::optional<Fault>> TargetRun::step(ActionId action) {
     return connected;
   if (auto sent = connections_[client]->send(message); !sent)
     return sent.error();
+  sent_to_ = client;
   auto fault = run_step();
-  if (fault && !*fault)
-    count_read(client);
+  sent_to_.reset();
+  if (fault && !*fault && !effects_.read)
+    count_closed_read(client);
   return fault;
 }
 
-void TargetRun::count_read(std::size_t client) {
-  const std::size_t length = *effects_.length;
-  if (!connections_[client]) {
-    // Closed by the target in this step: an orderly close means it read
-    // everything, a reset that it left bytes unread (which, unknown).
-    if (std::find(effects_.dropped.begin(), effects_.dropped.end(), client) ==
-        effects_.dropped.end())
-      effects_.read = length;
+void TargetRun::count_closed_read(std::size_t client) {
+  if (connections_[client]) {
+    effects_.read = 0; // the target has no end of this connection
     return;
   }
-  // The message is the end of the stream: unread bytes are its last ones.
-  const auto end = ends_[client]->find(*tracee_);
-  const std::size_t unread =
-      end ? static_cast<std::size_t>(unread_bytes(*end)) : length;
-  effects_.read = length - std::min(length, unread);
+  // Closed by the target in this step: an orderly close means it read
+  // everything, a reset that it left bytes unread (which, unknown).
+  if (std::find(effects_.dropped.begin(), effects_.dropped.end(), client) ==
+      effects_.dropped.end())
+    effects_.read = effects_.length;
 }
 
 Result<std::optional<Fault>> TargetRun::tick(std::chrono::nanoseconds by) {
@@ -326,6 +323,13 @@ TargetRun::collect_from(std::size_t client,
   Connection &connection = *connections_[client];
   while (true) {
     const auto target_end = ends_[client]->find(*tracee_);
+    if (target_end && sent_to_ == client && !effects_.read) {
+      // The message is the end of the stream: unread bytes are its last.
+      const std::size_t length = *effects_.length;
+      effects_.read =
+          length -
+          std::min(length, static_cast<std::size_t>(unread_bytes(*target_end)));
+    }
     if (!connection.receive()) {
       effects_.closed.push_back(client);
       if (connection.reset())

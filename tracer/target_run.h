@@ -128,8 +128,10 @@ private:
   [[nodiscard]] Result<void> collect_replies();
   [[nodiscard]] Result<void>
   collect_from(std::size_t client, std::chrono::steady_clock::time_point end);
-  // How many bytes of the message just sent to client the target read.
-  void count_read(std::size_t client);
+  // How many bytes of the message just sent to client the target read,
+  // when collect_from() found no end of the target's to ask: all of them
+  // if it closed the connection in order, none if it has no end of it.
+  void count_closed_read(std::size_t client);
 
   const TargetSpec *spec_;
   std::unique_ptr<Tracee> tracee_;
@@ -150,6 +152,9 @@ private:
   // Received on connections that ended since the last drain, by client.
   std::vector<std::string> received_;
   StepEffects effects_;
+  // The client the step in flight sent its message to: collect_from()
+  // counts what the target read of it on the end it already duplicated.
+  std::optional<std::size_t> sent_to_;
   std::vector<Connection> closed_; // disconnected, reset at the end
   StateReader reader_;
 };
