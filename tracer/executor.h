@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "decoder/canonical_state.h"
 #include "tracer/backtrace.h"
 #include "tracer/sources.h"
 #include "util/fingerprint.h"
@@ -74,6 +75,13 @@ struct FileDigest {
   friend bool operator==(const FileDigest &, const FileDigest &) = default;
 };
 
+// What a state is, for dedup (TargetSpec::state).
+enum class StateKind {
+  kProcess, // the whole process, with a canonical glibc heap (default)
+  kRaw,     // the whole process, every byte as read
+  kRegions, // the declared regions (--region), audited
+};
+
 // What one replay of a path showed.
 struct Observation {
   // fingerprints[i] is the state after i steps; [0] is the initial state.
@@ -98,6 +106,18 @@ struct Observation {
   std::vector<std::vector<std::byte>> states;
   // The sources of time and randomness the target used in this run.
   Sources sources;
+  // With StateKind::kRegions and TargetSpec::audit: the whole-process
+  // fingerprint of the state after the last step, to audit a merge of it.
+  std::optional<Fingerprint> process_after;
+  // The canonical whole-process states with their bytes, [0] the initial
+  // one, when the executor was asked to keep them (keep_images); else
+  // empty.
+  std::vector<decoder::CanonicalState> images;
+  // The heap walk of the last whole-process state read, and what reading
+  // and hashing it cost.
+  decoder::HeapSummary heap;
+  std::size_t bytes_read = 0;
+  std::size_t bytes_hashed = 0;
 };
 
 // Runs paths on a fresh target each time (stateless replay). The search
@@ -126,6 +146,13 @@ public:
   // Asks later runs to fill Observation::states, so that a state whose
   // fingerprint changed can be told apart byte by byte. Optional.
   virtual void keep_states() {}
+  // Makes later runs read these bytes of the whole-process state as zero
+  // (volatile bytes named by where they are). Optional.
+  virtual void set_process_mask(std::span<const decoder::Location> mask) {
+    static_cast<void>(mask);
+  }
+  // Asks later runs to fill Observation::images. Optional.
+  virtual void keep_images() {}
 };
 
 } // namespace cmc::tracer

@@ -58,6 +58,10 @@ struct TargetSpec {
   std::uint64_t seed = 0; // seeds getrandom, /dev/urandom and AT_RANDOM
   std::optional<std::uint16_t> port; // connect here instead of asking listen
   std::chrono::milliseconds step_timeout{10000};
+  // What a state is; with kRegions and audit, the whole process is read
+  // too, for Observation::process_after.
+  StateKind state = StateKind::kProcess;
+  bool audit = false;
 };
 
 // Where the regions are in one run of the target.

@@ -1,0 +1,77 @@
+#pragma once
+
+#include <sys/user.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cmc::decoder {
+
+// What a piece of the target's writable memory is.
+enum class MemoryKind {
+  kData,      // a file's writable mapping: .data, .bss (named by section)
+  kAnonymous, // anonymous memory: mmap'd blocks, the main thread's TLS
+  kHeap,      // [heap], the brk area malloc's main arena lives in
+  kStack,     // a thread's live stack: its stack pointer less the 128-byte
+              // red zone, up to the end of the mapping
+};
+
+// Bytes of the target's memory as read at a quiescent point. Pages the
+// kernel has never backed read as zero without being read.
+struct MemorySegment {
+  std::string name; // ".bss of beanstalkd", "[heap]", "stack of thread 1"
+  MemoryKind kind = MemoryKind::kAnonymous;
+  std::uint64_t address = 0; // of bytes[0] in the target
+  std::vector<std::byte> bytes;
+};
+
+// A mapping that is not read but that pointers may point into (code,
+// read-only data): a pointer into it is hashed as (mapping, offset).
+struct MappedRange {
+  std::string name;
+  std::uint64_t start = 0;
+  std::uint64_t end = 0;
+};
+
+// One thread of the target, numbered in the order its id sorts (the order
+// the target created its threads in).
+struct ThreadImage {
+  std::uint32_t id = 0; // the kernel's thread id, which differs per run
+  user_regs_struct registers{};
+};
+
+// One open descriptor, as /proc/PID/fd and fdinfo show it; what differs
+// per run (inode numbers) is left out.
+struct DescriptorImage {
+  int fd = -1;
+  // "file /path/as/the/target/named/it", "socket", "pipe", "eventpoll",
+  // "eventfd", "timerfd", "signalfd", "/dev/null", ...
+  std::string kind;
+  std::uint32_t flags = 0;    // fdinfo "flags" (octal there)
+  std::uint64_t position = 0; // fdinfo "pos"
+  // For a TCP socket: the client it is connected to (index into the
+  // search's clients), kListening, or kOther.
+  static constexpr int kListening = -2;
+  static constexpr int kOther = -1;
+  int client = kOther;
+  // For an eventpoll: each registration as (target fd, events, data),
+  // sorted by target fd; data is often a pointer and hashed as one.
+  std::vector<std::uint64_t> watches;
+};
+
+// Everything cmc reads of a quiescent target to tell its state: the
+// writable memory of every mapping, the threads, the descriptors.
+// Segments are sorted by address and do not overlap.
+struct ProcessImage {
+  std::vector<MemorySegment> memory;
+  std::vector<MappedRange> mapped; // read-only mappings, by address
+  std::vector<ThreadImage> threads;
+  std::vector<DescriptorImage> descriptors; // by fd
+  std::uint32_t pid = 0;
+  // What reading cost: bytes copied out of the target.
+  std::size_t bytes_read = 0;
+};
+
+} // namespace cmc::decoder
