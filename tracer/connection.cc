@@ -44,13 +44,47 @@ Result<UniqueFd> socket_in(int netns, int family) {
   return sock;
 }
 
+// Binds sock to the loopback address of address's family, at port.
+Result<void> bind_loopback(const UniqueFd &sock,
+                           const sockaddr_storage &address,
+                           std::uint16_t port) {
+  sockaddr_storage local{};
+  local.ss_family = address.ss_family;
+  if (address.ss_family == AF_INET6) {
+    auto &in6 = reinterpret_cast<sockaddr_in6 &>(local);
+    in6.sin6_addr = in6addr_loopback;
+    in6.sin6_port = htons(port);
+  } else {
+    auto &in4 = reinterpret_cast<sockaddr_in &>(local);
+    in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    in4.sin_port = htons(port);
+  }
+  // A socket of an earlier run may still hold the port while it closes.
+  const int on = 1;
+  setsockopt(sock.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  if (bind(sock.get(), reinterpret_cast<const sockaddr *>(&local),
+           address_length(local)) != 0)
+    return Error{fmt::format("cannot bind cmc's end of a connection to {}: {}",
+                             describe_address(local), std::strerror(errno))};
+  return {};
+}
+
 } // namespace
 
-Result<Connection> Connection::open(int netns,
-                                    const sockaddr_storage &address) {
+std::optional<std::uint16_t> nth_client_port(std::size_t n) {
+  constexpr std::size_t kFirst = 61000;
+  if (n > 65535 - kFirst)
+    return std::nullopt;
+  return static_cast<std::uint16_t>(kFirst + n);
+}
+
+Result<Connection> Connection::open(int netns, const sockaddr_storage &address,
+                                    std::uint16_t local_port) {
   auto sock = socket_in(netns, address.ss_family);
   if (!sock)
     return sock.error();
+  if (auto bound = bind_loopback(*sock, address, local_port); !bound)
+    return bound.error();
   // On loopback the handshake completes inside connect(), before the target
   // has called accept: the connection waits in its backlog.
   // No Nagle: a message sent while the last one is still unacknowledged

@@ -3,6 +3,8 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -16,9 +18,11 @@ class Connection {
 public:
   // Connects to address from inside the network namespace netns (an fd of
   // /proc/PID/ns/net): every target has a namespace of its own, so targets
-  // run side by side on the same port.
-  [[nodiscard]] static Result<Connection> open(int netns,
-                                               const sockaddr_storage &address);
+  // run side by side on the same port. cmc's end is bound to local_port
+  // (nth_client_port): the target sees the same peer address in every run,
+  // where an ephemeral port would differ in the state it keeps.
+  [[nodiscard]] static Result<Connection>
+  open(int netns, const sockaddr_storage &address, std::uint16_t local_port);
   Connection(Connection &&) noexcept = default;
   Connection &operator=(Connection &&) noexcept = default;
   Connection(const Connection &) = delete;
@@ -56,6 +60,11 @@ private:
   std::string received_;
   bool reset_ = false;
 };
+
+// The local port of the nth connection (from 0) cmc opens in one run:
+// above Linux's default ephemeral range (32768-60999), so no socket the
+// target opens itself has it; nothing when n is too large for a port.
+[[nodiscard]] std::optional<std::uint16_t> nth_client_port(std::size_t n);
 
 // "127.0.0.1:7000", "[::1]:7000".
 [[nodiscard]] std::string describe_address(const sockaddr_storage &address);

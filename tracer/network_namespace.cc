@@ -34,6 +34,19 @@ int bring_up_loopback() {
   return error;
 }
 
+// A connection closed in order leaves a TIME_WAIT socket for a minute,
+// which keeps its port: the next run of this worker could not give its
+// client end the same port (nth_client_port), and a target that binds
+// without SO_REUSEADDR could not listen again. With no TIME_WAIT buckets
+// the kernel closes such connections at once (per network namespace).
+int disable_time_wait() {
+  UniqueFd file(
+      ::open("/proc/sys/net/ipv4/tcp_max_tw_buckets", O_WRONLY | O_CLOEXEC));
+  if (!file.valid() || write(file.get(), "0\n", 2) != 2)
+    return errno;
+  return 0;
+}
+
 int home_network_namespace() {
   thread_local const UniqueFd home(
       ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
@@ -51,13 +64,15 @@ Result<NetworkNamespace> NetworkNamespace::create() {
                              std::strerror(errno))};
   UniqueFd fd(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
   const int open_errno = errno;
-  const int loopback_error = bring_up_loopback();
+  int loopback_error = bring_up_loopback();
+  if (loopback_error == 0)
+    loopback_error = disable_time_wait();
   CMC_CHECK(setns(home, CLONE_NEWNET) == 0, "returning to cmc's netns");
   if (!fd.valid())
     return Error{fmt::format("cannot open the new network namespace: {}",
                              std::strerror(open_errno))};
   if (loopback_error != 0)
-    return Error{fmt::format("cannot bring up loopback in the target's "
+    return Error{fmt::format("cannot set up loopback in the target's "
                              "network namespace: {}",
                              std::strerror(loopback_error))};
   return NetworkNamespace(std::move(fd));

@@ -34,7 +34,7 @@ Result<void> follow(Session &session, Tracee &tracee, const SiteRunSpec &spec,
   if (!*address)
     return Error{"the program waits for input but has not called listen(), "
                  "so cmc cannot send it the messages"};
-  auto connection = Connection::open(netns, **address);
+  auto connection = Connection::open(netns, **address, *nth_client_port(0));
   if (!connection)
     return connection.error();
   for (std::size_t sent = 0; sent <= spec.messages.size(); ++sent) {

@@ -124,6 +124,19 @@ TEST_F(Clients, AForbiddenResponseIsAViolation) {
       << bad.err;
 }
 
+// A server that keeps its client's address: an ephemeral port would differ
+// between two runs of one path (nondeterminism); cmc's end of each
+// connection has the same port in every run.
+TEST_F(Clients, TheTargetSeesTheSamePeerInEveryRun) {
+  const Outcome run = run_cmc({"check", "-q", "-j", "2", "-m", "SET a\\n", "-m",
+                               "SET b\\n", "--region", "peer_port", "--json",
+                               "-", "--", target("misbehave"), "peer", "7000"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto json = run.json();
+  EXPECT_EQ(json["verdict"], "holds");
+  EXPECT_EQ(json["transitions"], 2);
+}
+
 TEST_F(Clients, AMessageBeforeAnyClientIsAUsageError) {
   const Outcome run =
       run_cmc({"check", "-m", "LOCK\\n", "--client", "A", "-m", "UNLOCK\\n",

@@ -11,8 +11,9 @@
  * LISTEN_FDS or NOTIFY_SOCKET; mode cwd leaves a file in its working directory,
  * and exits 1 at start when an earlier run's is there; mode stderr exits 1
  * at start when its stderr is non-blocking (as a logger that cannot lose
- * lines might check); mode serve only serves. "EXEC\n" executes this program
- * again, serving on the next port.
+ * lines might check); mode serve only serves; mode peer keeps the port of
+ * its client's end in peer_port (as servers that log their clients do).
+ * "EXEC\n" executes this program again, serving on the next port.
  */
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -25,6 +26,7 @@
 
 unsigned char cmc_state[2];
 int volatile_pid;
+unsigned short peer_port;
 unsigned char stamp;
 static int stamping;
 
@@ -110,7 +112,12 @@ int main(int argc, char **argv) {
     perror("misbehave: listen");
     return 1;
   }
-  const int client = accept(listener, NULL, NULL);
+  struct sockaddr_in peer = {0};
+  socklen_t peer_length = sizeof peer;
+  const int client =
+      accept(listener, (struct sockaddr *)&peer, &peer_length);
+  if (strcmp(argv[1], "peer") == 0)
+    peer_port = ntohs(peer.sin_port);
   char line[64];
   size_t used = 0;
   while (read(client, line + used, 1) == 1) {
