@@ -26,12 +26,6 @@ void put_word(std::vector<std::byte> &out, std::uint64_t value) {
 
 } // namespace
 
-std::uint64_t PieceBytes::word(std::size_t index) const {
-  std::uint64_t value = 0;
-  std::memcpy(&value, data + index * 8, sizeof(value));
-  return value;
-}
-
 void PieceBytes::set_token(std::size_t index, std::uint64_t token,
                            TokenBit bit) {
   std::memcpy(data + index * 8, &token, sizeof(token));
