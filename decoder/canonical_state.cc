@@ -1,6 +1,7 @@
 #include "decoder/canonical_state.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <unordered_map>
 
@@ -288,8 +289,8 @@ std::string Location::describe() const {
       offset / 8 < register_names().size())
     return fmt::format("{}+{}", piece, register_names()[offset / 8]);
   if (piece.starts_with("fd ") && offset < 24 && offset % 8 == 0) {
-    static constexpr std::string_view kFields[] = {"flags", "position",
-                                                   "client"};
+    static constexpr std::array<std::string_view, 3> kFields = {
+        "flags", "position", "client"};
     return fmt::format("{} {}", piece, kFields[offset / 8]);
   }
   if (piece.starts_with("heap chunk") || piece.starts_with("stack of") ||
