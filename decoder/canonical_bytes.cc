@@ -95,8 +95,7 @@ PieceBytes CanonicalBytes::add_chunk(std::size_t number,
 
 void CanonicalBytes::mark_thread_ids(PieceBytes piece,
                                      std::size_t index) const {
-  const auto nibble = piece.tokens[index / 2] >> (index % 2 * 4) & 0xf;
-  if ((nibble & (kChunkPointer | kMappingPointer)) != 0)
+  if (thread_ids_.empty())
     return;
   for (std::size_t half = 0; half < 2; ++half) {
     std::uint32_t value = 0;
@@ -112,13 +111,6 @@ void CanonicalBytes::mark_thread_ids(PieceBytes piece,
     piece.tokens[index / 2] |= static_cast<std::uint8_t>(
         (half == 0 ? kLowThread : kHighThread) << (index % 2 * 4));
   }
-}
-
-void CanonicalBytes::mark_thread_ids(PieceBytes piece) const {
-  if (thread_ids_.empty())
-    return;
-  for (std::size_t i = 0; i < piece.words(); ++i)
-    mark_thread_ids(piece, i);
 }
 
 void CanonicalBytes::apply_mask(std::span<const Location> mask) {

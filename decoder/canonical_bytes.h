@@ -63,12 +63,18 @@ public:
   // Heap chunk number (from 1) of usable_size bytes.
   PieceBytes add_chunk(std::size_t number, std::span<const std::byte> bytes);
 
-  // Thread ids in the 4-byte halves of the piece's words become the
-  // thread's number (words already made tokens are left alone): the kernel
-  // gives a thread another id each run, so the id itself is no state.
-  void mark_thread_ids(PieceBytes piece) const;
-  // Same for one word (a register, descriptor data).
+  // Thread ids in the 4-byte halves of word index (not a token) become the
+  // thread's number: the kernel gives a thread another id each run, so the
+  // id itself is no state.
   void mark_thread_ids(PieceBytes piece, std::size_t index) const;
+  // Whether either half of word is in the range of thread ids (cheap: most
+  // words are not, and need no lookup).
+  [[nodiscard]] bool may_hold_thread_id(std::uint64_t word) const {
+    const auto low = static_cast<std::uint32_t>(word);
+    const auto high = static_cast<std::uint32_t>(word >> 32);
+    return low - lowest_id_ <= highest_id_ - lowest_id_ ||
+           high - lowest_id_ <= highest_id_ - lowest_id_;
+  }
 
   // Zeroes the masked bytes (and drops their words' tokens).
   void apply_mask(std::span<const Location> mask);
