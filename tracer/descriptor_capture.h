@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/socket.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -28,14 +30,8 @@ class Tracee;
 capture_descriptors(const Tracee &tracee, const SocketOwners &owners,
                     std::string_view workdir);
 
-// One line of /proc/PID/net/tcp or tcp6.
-struct TcpSocket {
-  std::uint64_t inode = 0;
-  std::uint16_t local_port = 0;
-  std::uint16_t remote_port = 0;
-  bool listening = false;
-};
-[[nodiscard]] std::vector<TcpSocket> parse_net_tcp(std::string_view text);
+// The port of an IPv4 or IPv6 address.
+[[nodiscard]] std::uint16_t port_of(const sockaddr_storage &address);
 
 // The fields of /proc/PID/fdinfo/FD that are state: "flags" (octal), "pos",
 // and each "tfd: FD events: HEX data: HEX" line of an eventpoll as the

@@ -198,16 +198,6 @@ Fingerprint TargetRun::fingerprint(std::span<const std::byte> state,
                  (closed * 0xc2b2ae3d27d4eb4fULL) ^ combined_hash(files));
 }
 
-namespace {
-
-std::uint16_t port_of(const sockaddr_storage &address) {
-  if (address.ss_family == AF_INET6)
-    return ntohs(reinterpret_cast<const sockaddr_in6 &>(address).sin6_port);
-  return ntohs(reinterpret_cast<const sockaddr_in &>(address).sin_port);
-}
-
-} // namespace
-
 Result<decoder::ProcessImage>
 TargetRun::read_process(ProcessCapture &capture) const {
   CaptureContext context{session_->thread_registers(),
