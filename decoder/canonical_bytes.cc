@@ -26,12 +26,6 @@ void put_word(std::vector<std::byte> &out, std::uint64_t value) {
 
 } // namespace
 
-std::uint64_t PieceBytes::word(std::size_t index) const {
-  std::uint64_t value = 0;
-  std::memcpy(&value, data + index * 8, sizeof(value));
-  return value;
-}
-
 void PieceBytes::set_token(std::size_t index, std::uint64_t token,
                            TokenBit bit) {
   std::memcpy(data + index * 8, &token, sizeof(token));
@@ -104,7 +98,7 @@ void CanonicalBytes::mark_thread_ids(PieceBytes piece,
   const auto nibble = piece.tokens[index / 2] >> (index % 2 * 4) & 0xf;
   if ((nibble & (kChunkPointer | kMappingPointer)) != 0)
     return;
-  for (int half = 0; half < 2; ++half) {
+  for (std::size_t half = 0; half < 2; ++half) {
     std::uint32_t value = 0;
     auto *at = piece.data + index * 8 + half * 4;
     std::memcpy(&value, at, sizeof(value));

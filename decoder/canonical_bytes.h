@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
@@ -36,7 +37,11 @@ struct PieceBytes {
   std::size_t size = 0;
 
   [[nodiscard]] std::size_t words() const { return size / 8; }
-  [[nodiscard]] std::uint64_t word(std::size_t index) const;
+  [[nodiscard]] std::uint64_t word(std::size_t index) const {
+    std::uint64_t value = 0;
+    std::memcpy(&value, data + index * 8, sizeof(value));
+    return value;
+  }
   // Replaces word index by a token of kind bit.
   void set_token(std::size_t index, std::uint64_t token, TokenBit bit);
   void clear_tokens(std::size_t index);

@@ -1,12 +1,14 @@
 #include "decoder/canonical_state.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "decoder/canonical_bytes.h"
+#include "decoder/glibc_heap.h"
 
 namespace cmc::decoder {
 
@@ -104,21 +106,32 @@ std::vector<std::byte> descriptor_bytes(const DescriptorImage &descriptor) {
 // Index of the first watch's data word in a descriptor piece.
 constexpr std::size_t kFirstWatchData = 4 + 2;
 
+// Zeroes malloc's own state inside a root segment's piece.
+void blank_bookkeeping(const GlibcHeap *heap, std::size_t segment_index,
+                       const MemorySegment &segment, PieceBytes piece) {
+  if (heap == nullptr)
+    return;
+  for (const auto &span : heap->bookkeeping)
+    if (span.segment == segment_index)
+      std::memset(piece.data + (span.address - segment.address), 0, span.size);
+}
+
 // The pieces every state has: the mapping names, then the roots (memory
-// segments other than those skip() takes, each thread's registers, the
-// descriptors), each word a pointer resolve() knows made a token.
-template <typename Skip, typename Resolve>
-void write_roots(const ProcessImage &image, const Mappings &mappings, bool raw,
-                 CanonicalBytes &out, const Skip &skip,
+// segments that hold no heap chunks, each thread's registers, the
+// descriptors), each pointer resolve() knows made a token.
+template <typename Resolve>
+void write_roots(const ProcessImage &image, const Mappings &mappings,
+                 const GlibcHeap *heap, CanonicalBytes &out,
                  const Resolve &resolve) {
   const auto names = mappings.names();
   out.add_named("mappings", 0, names);
   for (std::size_t i = 0; i < image.memory.size(); ++i) {
     const auto &segment = image.memory[i];
-    if (skip(i))
+    if (heap != nullptr && heap->chunk_segments[i])
       continue;
-    auto piece =
-        out.add_named(segment.name, raw ? segment.address : 0, segment.bytes);
+    auto piece = out.add_named(
+        segment.name, heap == nullptr ? segment.address : 0, segment.bytes);
+    blank_bookkeeping(heap, i, segment, piece);
     tokenize(piece, resolve);
     out.mark_thread_ids(piece);
   }
@@ -138,11 +151,111 @@ void write_roots(const ProcessImage &image, const Mappings &mappings, bool raw,
   }
 }
 
+// The chunk whose user bytes (or their end) hold value, if any; chunks
+// by address.
+const HeapChunk *chunk_at(const std::vector<HeapChunk> &chunks,
+                          std::uint64_t value) {
+  auto found = std::upper_bound(
+      chunks.begin(), chunks.end(), value,
+      [](std::uint64_t v, const HeapChunk &c) { return v < c.user_begin(); });
+  if (found == chunks.begin() || value > (--found)->user_end())
+    return nullptr;
+  return &*found;
+}
+
+// The in-use chunks numbered in the order a breadth-first walk from the
+// roots reaches them: a word that points anywhere into a chunk's user
+// bytes (interior pointers too) numbers the chunk when first seen.
+class ChunkNumbering {
+public:
+  explicit ChunkNumbering(const GlibcHeap &heap)
+      : chunks_(heap.in_use), free_(heap.free_list),
+        numbers_(chunks_.size(), 0) {
+    for (const auto *list : {&chunks_, &free_})
+      if (!list->empty()) {
+        lowest_ = std::min(lowest_, list->front().user_begin());
+        highest_ = std::max(highest_, list->back().user_end() + 1);
+      }
+    order_.reserve(chunks_.size());
+  }
+
+  // (number << 40 | offset) for a pointer into an in-use chunk's user
+  // bytes; 0 for one into a free chunk: what a dangling pointer pointed
+  // at is no state, and the program may not use it.
+  [[nodiscard]] Token token(std::uint64_t value) {
+    if (value - lowest_ >= highest_ - lowest_)
+      return {};
+    const auto *chunk = chunk_at(chunks_, value);
+    if (chunk == nullptr)
+      return chunk_at(free_, value) != nullptr ? Token{0, kChunkPointer}
+                                               : Token{};
+    const auto index = static_cast<std::size_t>(chunk - chunks_.data());
+    if (numbers_[index] == 0) {
+      order_.push_back(index);
+      numbers_[index] = static_cast<std::uint32_t>(order_.size());
+    }
+    return Token{std::uint64_t{numbers_[index]} << 40 |
+                     (value - chunk->user_begin()),
+                 kChunkPointer};
+  }
+
+  [[nodiscard]] std::size_t numbered() const { return order_.size(); }
+  // The chunk numbered number (from 1); numbers grow while the walk runs.
+  [[nodiscard]] const HeapChunk &chunk(std::size_t number) const {
+    return chunks_[order_[number - 1]];
+  }
+
+private:
+  const std::vector<HeapChunk> &chunks_;
+  const std::vector<HeapChunk> &free_;
+  std::vector<std::uint32_t> numbers_; // 0: not reached
+  std::vector<std::size_t> order_;     // chunk index by number - 1
+  std::uint64_t lowest_ = ~std::uint64_t{0};
+  std::uint64_t highest_ = 0;
+};
+
 void write_raw(const ProcessImage &image, CanonicalBytes &out) {
   const Mappings mappings(image);
-  write_roots(
-      image, mappings, true, out, [](std::size_t) { return false; },
-      [](std::uint64_t) { return Token{}; });
+  write_roots(image, mappings, nullptr, out,
+              [](std::uint64_t) { return Token{}; });
+}
+
+// The roots, then each reached chunk in number order (its user bytes,
+// pointers as tokens); returns the summary.
+HeapSummary write_canonical(const ProcessImage &image, const GlibcHeap &heap,
+                            CanonicalBytes &out) {
+  const Mappings mappings(image);
+  ChunkNumbering numbering(heap);
+  const auto resolve = [&](std::uint64_t value) {
+    const auto chunk = numbering.token(value);
+    return chunk.bit != 0 ? chunk : mappings.token(value);
+  };
+  write_roots(image, mappings, &heap, out, resolve);
+  for (std::size_t number = 1; number <= numbering.numbered(); ++number) {
+    const auto &chunk = numbering.chunk(number);
+    const auto &segment = image.memory[chunk.segment];
+    const auto bytes = std::span(segment.bytes)
+                           .subspan(chunk.user_begin() - segment.address,
+                                    chunk.user_end() - chunk.user_begin());
+    auto piece = out.add_chunk(number, bytes);
+    tokenize(piece, resolve);
+    out.mark_thread_ids(piece);
+  }
+  HeapSummary summary;
+  summary.allocator =
+      heap.other_arenas == 0
+          ? "glibc"
+          : fmt::format("glibc ({} thread arenas hashed as read)",
+                        heap.other_arenas);
+  summary.canonical = true;
+  summary.chunks = numbering.numbered();
+  summary.free_chunks = heap.free_chunks;
+  summary.garbage_chunks = heap.in_use.size() - summary.chunks;
+  for (const auto &chunk : heap.in_use)
+    summary.garbage_bytes += chunk.size;
+  for (std::size_t number = 1; number <= numbering.numbered(); ++number)
+    summary.garbage_bytes -= numbering.chunk(number).size;
+  return summary;
 }
 
 } // namespace
@@ -156,11 +269,13 @@ CanonicalState canonicalize(const ProcessImage &image,
   CanonicalBytes out(bytes, image, names);
   if (options.heap == HeapModel::kRaw) {
     state.heap.allocator = "raw bytes (--dedup raw)";
+    write_raw(image, out);
+  } else if (const auto heap = walk_glibc_heap(image); heap.ok()) {
+    state.heap = write_canonical(image, *heap, out);
   } else {
-    state.heap.allocator =
-        "raw bytes (canonical glibc heap walk not built yet)";
+    state.heap.allocator = fmt::format("raw bytes ({})", heap.error().message);
+    write_raw(image, out);
   }
-  write_raw(image, out);
   out.apply_mask(options.mask);
   state.fingerprint = fingerprint_of(bytes);
   state.bytes_hashed = bytes.size();
@@ -174,8 +289,8 @@ std::string Location::describe() const {
       offset / 8 < register_names().size())
     return fmt::format("{}+{}", piece, register_names()[offset / 8]);
   if (piece.starts_with("fd ") && offset < 24 && offset % 8 == 0) {
-    static constexpr std::string_view kFields[] = {"flags", "position",
-                                                   "client"};
+    static constexpr std::array<std::string_view, 3> kFields = {
+        "flags", "position", "client"};
     return fmt::format("{} {}", piece, kFields[offset / 8]);
   }
   if (piece.starts_with("heap chunk") || piece.starts_with("stack of") ||
