@@ -143,8 +143,10 @@ TEST_F(ProcessCapture, TheSamePathGivesTheSameFingerprint) {
   EXPECT_EQ(once->fingerprints, again->fingerprints);
   EXPECT_GT(once->bytes_read, 0U);
   EXPECT_GT(once->bytes_hashed, 0U);
-  // The heap walk said what it did (raw bytes until it knows glibc's).
-  EXPECT_FALSE(once->heap.allocator.empty());
+  // glibc's heap walked: the cell is reached from a global.
+  EXPECT_EQ(once->heap.allocator, "glibc");
+  EXPECT_TRUE(once->heap.canonical);
+  EXPECT_GE(once->heap.chunks, 1U);
 }
 
 TEST_F(ProcessCapture, StatesThatDifferOnlyOnTheHeapDiffer) {
