@@ -56,6 +56,7 @@ kv_spec(const std::string &name = "kv", char last_cell = 'b') {
   spec->regions = {*region};
   spec->load_base = elf->load_base();
   spec->entry = elf->entry();
+  spec->state = cmc::tracer::StateKind::kRegions;
   for (char cell = 'a'; cell <= last_cell; ++cell)
     spec->messages.push_back(std::string("SET ") + cell + "\n");
   return spec;

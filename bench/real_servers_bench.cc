@@ -115,6 +115,7 @@ void BM_ReplayServer(benchmark::State &state) {
   spec->load_base = elf->load_base();
   spec->entry = elf->entry();
   spec->messages = {server.message};
+  spec->state = cmc::tracer::StateKind::kRegions;
   cmc::tracer::pin_this_thread();
   cmc::tracer::ProcessExecutor executor(spec);
   const std::vector<cmc::tracer::ActionId> path{0};

@@ -401,7 +401,8 @@ Result<Outcome> Search::check_replay(const Transition &transition,
   const std::vector<Fingerprint> recorded =
       store_.fingerprints_along(transition.from);
   for (std::size_t k = 0; k < recorded.size(); ++k) {
-    if (identity(observation.fingerprints[k], path.first(k)) == recorded[k])
+    if (observation.fingerprints[k] == tracer::kNotRead ||
+        identity(observation.fingerprints[k], path.first(k)) == recorded[k])
       continue;
     // The run's own bytes of that state, where the observation has them.
     std::span<const std::byte> seen;
