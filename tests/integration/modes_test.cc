@@ -146,7 +146,6 @@ TEST_F(Modes, StateOptionsThatNeedRegions) {
   usage({"--invariant", "sticky"}, "--invariant sticky needs a --region");
   usage({"--dedup", "regions"}, "--dedup regions needs a --region");
   usage({"--strict"}, "--strict needs --dedup regions");
-  usage({"--dedup", "heap"}, "--dedup");
 }
 
 // misbehave's stamp mode writes a byte of its process id at every SET:
