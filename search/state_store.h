@@ -26,7 +26,8 @@ static_assert(sizeof(StateRecord) <= 48, "a state record must stay compact");
 // Memory per state: the 24-byte record (in a deque: no copies and no
 // doubling slack as it grows) plus 4-byte slots of an open-addressing table
 // kept at most half full: under 40 bytes, so 10 million states fit in
-// 400 MB (bench/visited_set_bench.cc measures it).
+// 400 MB (bench/visited_set_bench.cc measures it); an audited search
+// (whole-process fingerprints kept) 24 bytes more per state.
 class StateStore {
 public:
   static constexpr std::uint32_t kNoParent =
