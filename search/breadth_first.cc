@@ -424,17 +424,15 @@ Result<Outcome> Search::check_replay(const Transition &transition,
           fmt::join(path, ", "), fault.describe(), fault.step + 1)};
   }
   const std::size_t states = observation.fault ? path.size() : path.size() + 1;
-  CMC_CHECK(observation.fingerprints.size() <= states &&
-                (observation.fault || !observation.fingerprints.empty()),
-            "executor returned the fingerprints of the last states");
-  // An executor may read only the last states of a path (the parent and
-  // the state after the step): the fingerprints are of those.
-  const std::size_t first_read = states - observation.fingerprints.size();
+  CMC_CHECK(observation.fingerprints.size() == states,
+            "executor returned one fingerprint per state");
+  // An executor may not read every state of a path (kNotRead): only the
+  // states it read are compared.
   const std::vector<Fingerprint> recorded =
       store_.fingerprints_along(transition.from);
-  for (std::size_t k = first_read; k < recorded.size(); ++k) {
-    if (identity(observation.fingerprints[k - first_read], path.first(k)) ==
-        recorded[k])
+  for (std::size_t k = 0; k < recorded.size(); ++k) {
+    if (observation.fingerprints[k] == tracer::kNotRead ||
+        identity(observation.fingerprints[k], path.first(k)) == recorded[k])
       continue;
     // The run's own bytes of that state, where the observation has them.
     std::span<const std::byte> seen;

@@ -101,9 +101,8 @@ replay_twice(tracer::Executor &executor,
   for (const auto *run : {&*first, &*second}) {
     if (run->fault)
       return fault_on_replay(prefix, *run->fault);
-    CMC_CHECK(!run->fingerprints.empty() &&
-                  run->fingerprints.size() <= prefix.size() + 1,
-              "executor returned the fingerprint of the last state");
+    CMC_CHECK(run->fingerprints.size() == prefix.size() + 1,
+              "executor returned one fingerprint per state");
   }
   const std::string offsets =
       describe_differences(first->after, second->after, layout);

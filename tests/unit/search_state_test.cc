@@ -171,15 +171,15 @@ TEST(ProcessState, VolatileBytesNamedByLocation) {
 }
 
 // An executor that reads only the parent state and the state after the
-// step: its fingerprints are of the last two states of the path.
+// step: the others' fingerprints are kNotRead.
 class LastTwoStates final : public tracer::Executor {
 public:
   explicit LastTwoStates(FakeSystem &system) : inner_(system) {}
   Result<tracer::Observation> run(std::span<const ActionId> path) override {
     Result<tracer::Observation> seen = inner_.run(path);
     if (seen && seen->fingerprints.size() > 2)
-      seen->fingerprints.erase(seen->fingerprints.begin(),
-                               seen->fingerprints.end() - 2);
+      std::fill(seen->fingerprints.begin(), seen->fingerprints.end() - 2,
+                tracer::kNotRead);
     return seen;
   }
 
