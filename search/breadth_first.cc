@@ -33,6 +33,9 @@ using tracer::ActionId;
 // the wait for the slowest run of a batch costs little, small enough that a
 // violation stops the search soon and the observations held stay few.
 constexpr std::size_t kBatchPerWorker = 256;
+// Runs of a prefix that diagnose() compares with the first when two agreed
+// but an earlier run did not.
+constexpr std::size_t kMoreRuns = 6;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -108,6 +111,12 @@ private:
   Result<Outcome> diagnose(std::span<const ActionId> prefix,
                            std::span<const std::byte> seen,
                            std::span<const std::byte> recorded);
+  // Whole-process bytes that differ only now and then: more runs of
+  // prefix on the probe compared with its image of the state; nothing
+  // when they all agree.
+  Result<std::optional<Outcome>>
+  more_runs(std::span<const ActionId> prefix,
+            const decoder::CanonicalState &image);
   Result<std::optional<tracer::Observation>>
   twice_or_mask(std::span<const ActionId> prefix);
   // Masks the bytes; false when every one of them was masked already.
@@ -476,10 +485,43 @@ Result<Outcome> Search::diagnose(std::span<const ActionId> prefix,
                              describe_state_after(prefix),
                              describe_differences(earlier, again, layout_))};
   }
+  if (!(*replay)->images.empty()) {
+    Result<std::optional<Outcome>> named =
+        more_runs(prefix, (*replay)->images.back());
+    if (!named)
+      return named.error();
+    if (*named)
+      return **named;
+  }
   return Error{fmt::format(
       "nondeterminism: {} had another fingerprint in an earlier run, but "
-      "two more runs agreed on every byte of it",
-      describe_state_after(prefix))};
+      "{} more runs agreed on every byte of it",
+      describe_state_after(prefix),
+      (*replay)->images.empty() ? 2 : 2 + kMoreRuns)};
+}
+
+Result<std::optional<Outcome>>
+Search::more_runs(std::span<const ActionId> prefix,
+                  const decoder::CanonicalState &image) {
+  for (std::size_t run = 0; run < kMoreRuns; ++run) {
+    Result<tracer::Observation> again = probe_->run(prefix);
+    if (!again)
+      return again.error();
+    if (again->fault || again->images.empty())
+      return std::optional<Outcome>();
+    std::vector<decoder::Location> differing =
+        decoder::differences(image, again->images.back());
+    if (differing.empty())
+      continue;
+    if (options_.mask_volatile && add_to_mask({{}, differing}))
+      return std::optional<Outcome>(Outcome::kRestart);
+    return Error{fmt::format("nondeterminism: {} differs between runs at {} "
+                             "(now and then); --mask-volatile masks such "
+                             "bytes and lists them",
+                             describe_state_after(prefix),
+                             describe_locations(differing))};
+  }
+  return std::optional<Outcome>();
 }
 
 // replay_twice on the probe. With mask_volatile, region bytes that differ

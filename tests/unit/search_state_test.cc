@@ -170,6 +170,33 @@ TEST(ProcessState, VolatileBytesNamedByLocation) {
   EXPECT_EQ(report->restarts, 1U);
 }
 
+// A heap byte that differs now and then: the two runs of the initial
+// state agree, the worker's run of [0] (run 2) does not, and two more runs
+// agree again; the run after them (run 6) shows the byte.
+TEST(ProcessState, BytesThatDifferNowAndThenAreNamed) {
+  const auto now_and_then = [](std::size_t run, std::size_t, Bytes &state) {
+    state[2] = run % 4 == 2 ? std::byte{1} : std::byte{0};
+  };
+  FakeSystem kv(zeros(3), kv::set_cell);
+  kv.set_process(kv_process(StateKind::kProcess, 0));
+  kv.set_noise(now_and_then);
+  EXPECT_EQ(error_of(check_kv(kv, options_for(StateKind::kProcess), {})),
+            "nondeterminism: the initial state differs between runs at " +
+                kScratch.describe() +
+                " (now and then); --mask-volatile masks such bytes and lists "
+                "them");
+
+  FakeSystem masked(zeros(3), kv::set_cell);
+  masked.set_process(kv_process(StateKind::kProcess, 0));
+  masked.set_noise(now_and_then);
+  Options options = options_for(StateKind::kProcess);
+  options.mask_volatile = true;
+  const Result<Report> report = check_kv(masked, options, {});
+  ASSERT_TRUE(report.ok()) << error_of(report);
+  EXPECT_EQ(report->distinct_states, 4U);
+  EXPECT_EQ(report->masked, (std::vector<std::string>{kScratch.describe()}));
+}
+
 // An executor that reads only the parent state and the state after the
 // step: the others' fingerprints are kNotRead.
 class LastTwoStates final : public tracer::Executor {
