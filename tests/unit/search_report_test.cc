@@ -1,0 +1,128 @@
+// What `cmc check` says of the state kind and of a lossy region
+// abstraction, in its text and JSON reports.
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "app/report.h"
+
+namespace cmc::app {
+namespace {
+
+StepNames kv_names(tracer::StateKind state) {
+  auto spec = std::make_shared<tracer::TargetSpec>();
+  spec->messages = {"SET a\n", "SET b\n"};
+  spec->regions = {decoder::Region{"cmc_state", 0, 2}};
+  spec->state = state;
+  spec->audit = state == tracer::StateKind::kRegions;
+  StepNames names;
+  names.spec = spec;
+  return names;
+}
+
+search::Report lossy_report() {
+  search::Report report;
+  report.distinct_states = 4;
+  report.dedup_merges = 5;
+  report.transitions = 8;
+  report.max_depth = 2;
+  search::Abstraction abstraction;
+  abstraction.merges = 5;
+  abstraction.lossy_merges = 2;
+  abstraction.first =
+      search::LossyMerge{{0, 1}, {1, 0}, "heap chunk 5 (32 B)+24 'x' vs 'y'"};
+  report.abstraction = abstraction;
+  return report;
+}
+
+std::string printed(const search::Report &report, const StepNames &names) {
+  std::FILE *file = std::tmpfile();
+  print_report(file, report, names);
+  std::rewind(file);
+  std::string text;
+  for (int c = std::fgetc(file); c != EOF; c = std::fgetc(file))
+    text.push_back(static_cast<char>(c));
+  std::fclose(file);
+  return text;
+}
+
+constexpr const char *kLossyLine =
+    "holds under the region abstraction: 2 of 5 merges joined states that "
+    "differ elsewhere (first: heap chunk 5 (32 B)+24 'x' vs 'y', after paths "
+    "[send \"SET a\\n\", send \"SET b\\n\"] and [send \"SET b\\n\", send "
+    "\"SET a\\n\"])";
+
+TEST(CheckReport, ALossyAbstractionIsTheFirstLine) {
+  const StepNames names = kv_names(tracer::StateKind::kRegions);
+  const search::Report report = lossy_report();
+  EXPECT_EQ(abstraction_caveat(report, names), kLossyLine);
+  const std::string text = printed(report, names);
+  EXPECT_TRUE(text.starts_with(std::string(kLossyLine) + "\nholds: 4 "))
+      << text;
+  EXPECT_NE(text.find("\nstate: the regions cmc_state (--dedup regions); 5 "
+                      "of 5 merges audited against the whole process, 2 "
+                      "lossy\n"),
+            std::string::npos)
+      << text;
+  const nlohmann::json json = report_json(report, names);
+  EXPECT_EQ(json["state"], "regions");
+  EXPECT_EQ(json["abstraction"]["merges"], 5);
+  EXPECT_EQ(json["abstraction"]["lossy_merges"], 2);
+  EXPECT_EQ(json["abstraction"]["first"], "heap chunk 5 (32 B)+24 'x' vs 'y'");
+  EXPECT_EQ(
+      json["abstraction"]["first_paths"],
+      nlohmann::json::parse(R"([[{"send": "SET a\n"}, {"send": "SET b\n"}],
+                                      [{"send": "SET b\n"}, {"send": "SET a\n"}]])"));
+}
+
+// A violation is a real path: it stays first, the caveat follows it.
+TEST(CheckReport, AViolationStaysFirst) {
+  search::Report report = lossy_report();
+  report.verdict = search::Verdict::kViolated;
+  report.counterexample = {1, 0};
+  report.violation = "sticky: byte 1 of cmc_state went 01 -> 00";
+  const std::string text =
+      printed(report, kv_names(tracer::StateKind::kRegions));
+  EXPECT_TRUE(text.starts_with("violated: sticky")) << text;
+  EXPECT_NE(text.find("\nregion abstraction: 2 of 5 merges joined states"),
+            std::string::npos)
+      << text;
+}
+
+TEST(CheckReport, TheProcessStateNamesItsHeap) {
+  const StepNames names = kv_names(tracer::StateKind::kProcess);
+  search::Report report;
+  report.heap.allocator = "glibc malloc";
+  report.heap.canonical = true;
+  report.heap.chunks = 3;
+  report.heap.garbage_chunks = 1;
+  report.heap.free_chunks = 2;
+  report.bytes_read = 3000;
+  report.bytes_hashed = 1500;
+  report.runs_measured = 3;
+  EXPECT_NE(printed(report, names)
+                .find("\nstate: the whole process (--dedup process); heap: "
+                      "glibc malloc: 3 chunks in use, 1 unreachable (left "
+                      "out), 2 free; 1000 bytes read, 500 hashed per state\n"),
+            std::string::npos);
+  const nlohmann::json json = report_json(report, names);
+  EXPECT_EQ(json["state"], "process");
+  EXPECT_EQ(json["abstraction"], nullptr);
+  EXPECT_EQ(json["heap"]["chunks"], 3);
+  EXPECT_EQ(json["heap"]["garbage_chunks"], 1);
+  EXPECT_EQ(json["bytes_read_per_state"], 1000);
+  EXPECT_EQ(json["bytes_hashed_per_state"], 500);
+
+  report.heap = {"raw bytes (no glibc malloc arena found)", false};
+  EXPECT_NE(printed(report, kv_names(tracer::StateKind::kRaw))
+                .find("\nstate: the whole process, every byte as read "
+                      "(--dedup raw); heap: raw bytes (no glibc malloc arena "
+                      "found); "),
+            std::string::npos);
+}
+
+} // namespace
+} // namespace cmc::app
