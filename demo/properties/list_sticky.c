@@ -48,9 +48,8 @@ static int check_list(const struct cmc_path *path, char *violation,
     const unsigned long lost = before & ~now;
     if (lost != 0) {
       snprintf(violation, size,
-               "list-sticky: step %zu: cell %c, listed after step %zu, is "
-               "gone",
-               i + 1, 'a' + __builtin_ctzl(lost), shown);
+               "step %zu: cell %c, listed after step %zu, is gone", i + 1,
+               'a' + __builtin_ctzl(lost), shown);
       return 1;
     }
     before = now;
