@@ -137,6 +137,10 @@ nlohmann::json whole_process_holds(const Server &server) {
   const Outcome run = run_cmc(check(server, {}));
   EXPECT_EQ(run.status, 0) << run.err;
   auto json = run.json();
+  if (!json.is_object()) {
+    ADD_FAILURE() << "no JSON report: " << run.out << run.err;
+    return nlohmann::json::object();
+  }
   EXPECT_EQ(json["verdict"], "holds") << run.out;
   EXPECT_EQ(json["state"], "process");
   EXPECT_EQ(json["complete"], false); // bounded by --max-depth
