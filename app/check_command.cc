@@ -21,30 +21,40 @@
 namespace cmc::app {
 namespace {
 
-// Without --region each path is its own state: the tree has no end of its
-// own, and there are no bytes for an invariant or a mask.
-void check_without_regions(const CheckOptions &options) {
-  if (!options.max_depth)
-    usage("without --region every path is its own state (no dedup): give "
-          "--max-depth, or a --region");
-  if (options.target.invariant != "none")
-    usage(fmt::format("--invariant {} needs a --region: it is a property of "
-                      "region bytes",
-                      options.target.invariant));
-  if (options.mask_volatile)
-    usage("--mask-volatile needs a --region: without one there are no bytes "
-          "to mask");
+// What a state is: --dedup, by default the regions when there are some,
+// else the whole process.
+tracer::StateKind state_kind(const CheckOptions &options) {
+  const bool regions = !options.target.regions.empty();
+  const std::string &dedup =
+      options.dedup.empty() ? (regions ? "regions" : "process") : options.dedup;
+  if (dedup == "raw")
+    return tracer::StateKind::kRaw;
+  if (dedup == "process")
+    return tracer::StateKind::kProcess;
+  if (!regions)
+    usage("--dedup regions needs a --region: the regions are then the state");
+  return tracer::StateKind::kRegions;
 }
 
 std::shared_ptr<const tracer::TargetSpec>
 check_spec(const CheckOptions &options) {
   if (options.target.messages.empty())
     usage("give at least one --message");
-  if (options.target.regions.empty())
-    check_without_regions(options);
+  if (options.target.regions.empty() && options.target.invariant != "none")
+    usage(fmt::format("--invariant {} needs a --region: it is a property of "
+                      "region bytes",
+                      options.target.invariant));
   if (options.target.tick.empty() && options.max_ticks)
     usage("--max-ticks needs --tick");
-  return target_spec(options.target);
+  const tracer::StateKind state = state_kind(options);
+  if (options.strict && state != tracer::StateKind::kRegions)
+    usage("--strict needs --dedup regions: only the region abstraction "
+          "merges states that differ elsewhere");
+  auto spec = target_spec(options.target);
+  spec->state = state;
+  // Every merge of regions is audited against the whole process.
+  spec->audit = state == tracer::StateKind::kRegions;
+  return spec;
 }
 
 search::Options search_options(const CheckOptions &options,
@@ -63,7 +73,8 @@ search::Options search_options(const CheckOptions &options,
     search.max_ticks = options.max_ticks.value_or(1);
   }
   search.once_actions = options.once ? spec.messages.size() : 0;
-  search.path_states = spec.regions.empty();
+  search.state = spec.state;
+  search.audit = spec.audit;
   search.mask_volatile = options.mask_volatile;
   search.stop_requested = [] {
     return tracer::Watchdog::instance().interrupted();
@@ -98,7 +109,6 @@ int check(const CheckOptions &options, JsonOutput &json_output) {
   StepNames names{spec, spec->tick ? format_duration(*spec->tick) : "",
                   spec->tick ? options.max_ticks.value_or(1) : 0, spec->seed};
   names.once = options.once;
-  names.path_states = spec->regions.empty();
   names.no_property = options.target.invariant == "none" &&
                       options.target.forbid_response.empty() &&
                       options.target.properties.empty();
@@ -109,8 +119,17 @@ int check(const CheckOptions &options, JsonOutput &json_output) {
   print_report(out, *report, names);
   if (report->verdict == search::Verdict::kViolated)
     print_replay(out, options, *report, names);
+  const std::string lossy = abstraction_caveat(*report, names);
+  const bool refused = options.strict && !lossy.empty() &&
+                       report->verdict == search::Verdict::kHolds;
+  if (refused) {
+    json["verdict"] = "error";
+    json["error"] = lossy;
+  }
   json_output.write(json);
-  if (report->interrupted)
+  if (refused)
+    fmt::print(stderr, "cmc: {}; --strict makes that an error\n", lossy);
+  if (report->interrupted || refused)
     return static_cast<int>(ExitCode::kCannotCheck);
   return report->verdict == search::Verdict::kViolated
              ? static_cast<int>(ExitCode::kViolation)
@@ -125,8 +144,8 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
   check.get_option("--region")
       ->description("State to read after every step (repeatable): SYMBOL, "
                     "SYMBOL:LEN or SYMBOL+OFF:LEN, from .symtab or .dynsym. "
-                    "Without any, every path is its own state (no dedup; "
-                    "needs --max-depth)");
+                    "With any, the regions are the state (--dedup regions), "
+                    "every merge audited against the whole process");
   check.add_option("--max-depth", options.max_depth,
                    "Explore paths of at most N steps");
   check.add_option("--max-states", options.max_states,
@@ -144,9 +163,20 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
                  "Each message at most once per path (the messages taken "
                  "are then part of the state)");
   check.add_flag("--mask-volatile", options.mask_volatile,
-                 "Mask region bytes that differ between two runs of one "
+                 "Mask state bytes that differ between two runs of one "
                  "path (clocks, counters, pointers), list them and search "
                  "again; without it they stop the check (exit 3)");
+  check
+      .add_option("--dedup", options.dedup,
+                  "What a state is: process (the whole process, heap "
+                  "canonical), raw (the whole process, every byte as read) "
+                  "or regions (the --region bytes; every merge audited "
+                  "against the whole process). Default: regions with "
+                  "--region, else process")
+      ->check(CLI::IsMember({"process", "raw", "regions"}));
+  check.add_flag("--strict", options.strict,
+                 "With --dedup regions: a merge of two states whose whole "
+                 "processes differ is an error (exit 3), not a caveat");
 }
 
 int run_check(const CheckOptions &options) {

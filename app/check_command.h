@@ -24,6 +24,8 @@ struct CheckOptions {
   std::optional<std::size_t> max_ticks;
   bool once = false;          // each message at most once per path
   bool mask_volatile = false; // mask bytes that differ between runs
+  std::string dedup;          // --dedup; "" the default for the options
+  bool strict = false;        // a lossy merge of the regions is an error
 };
 
 void add_check_options(CLI::App &check, CheckOptions &options);

@@ -47,9 +47,114 @@ void for_each_used(const tracer::Sources &sources, Visit visit) {
   }
 }
 
-// The settings that change what a state is: --once, the masked bytes.
+std::string_view state_name(tracer::StateKind state) {
+  switch (state) {
+  case tracer::StateKind::kProcess:
+    return "process";
+  case tracer::StateKind::kRaw:
+    return "raw";
+  case tracer::StateKind::kRegions:
+    break;
+  }
+  return "regions";
+}
+
+// "glibc malloc: 12 chunks in use, 2 unreachable (left out), 3 free", or
+// the allocator's own words when the heap was hashed raw.
+std::string heap_text(const decoder::HeapSummary &heap) {
+  if (!heap.canonical)
+    return heap.allocator;
+  return fmt::format("{}: {} chunks in use, {} unreachable (left out), {} "
+                     "free",
+                     heap.allocator, heap.chunks, heap.garbage_chunks,
+                     heap.free_chunks);
+}
+
+std::size_t mean(std::size_t total, std::size_t count) {
+  return count == 0 ? 0 : (total + count / 2) / count;
+}
+
+// "state: the whole process (--dedup process); heap: ...; 120000 bytes
+// read, 30000 hashed per state".
+void print_state_kind(std::FILE *out, const search::Report &report,
+                      const StepNames &names) {
+  const tracer::TargetSpec &spec = *names.spec;
+  std::string text;
+  if (spec.state == tracer::StateKind::kRegions) {
+    std::vector<std::string> regions;
+    for (const decoder::Region &region : spec.regions)
+      regions.push_back(region.name);
+    text = fmt::format("the regions {} (--dedup regions)",
+                       fmt::join(regions, ", "));
+    if (report.abstraction)
+      text += fmt::format("; {} of {} merges audited against the whole "
+                          "process, {} lossy",
+                          report.abstraction->merges, report.dedup_merges,
+                          report.abstraction->lossy_merges);
+  } else {
+    text = fmt::format(
+        "the whole process{} (--dedup {})",
+        spec.state == tracer::StateKind::kRaw ? ", every byte as read" : "",
+        state_name(spec.state));
+  }
+  if (!report.heap.allocator.empty())
+    text += "; heap: " + heap_text(report.heap);
+  if (report.runs_measured != 0)
+    text += fmt::format("; {} bytes read, {} hashed per state",
+                        mean(report.bytes_read, report.runs_measured),
+                        mean(report.bytes_hashed, report.runs_measured));
+  fmt::print(out, "state: {}\n", text);
+}
+
+std::string path_text(const StepNames &names,
+                      std::span<const tracer::ActionId> path) {
+  std::vector<std::string> steps;
+  for (const tracer::ActionId action : path)
+    steps.push_back(step_text(step_of(*names.spec, action), names.tick));
+  return fmt::format("[{}]", fmt::join(steps, ", "));
+}
+
+nlohmann::json path_json(const StepNames &names,
+                         std::span<const tracer::ActionId> path) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const tracer::ActionId action : path)
+    steps.push_back(step_json(step_of(*names.spec, action), names.tick));
+  return steps;
+}
+
+nlohmann::json abstraction_json(const search::Report &report,
+                                const StepNames &names) {
+  if (!report.abstraction)
+    return nullptr;
+  const search::Abstraction &abstraction = *report.abstraction;
+  nlohmann::json json = {{"merges", abstraction.merges},
+                         {"lossy_merges", abstraction.lossy_merges},
+                         {"first", nullptr},
+                         {"first_paths", nullptr}};
+  if (abstraction.first) {
+    json["first"] = abstraction.first->difference;
+    json["first_paths"] = {path_json(names, abstraction.first->kept),
+                           path_json(names, abstraction.first->merged)};
+  }
+  return json;
+}
+
+nlohmann::json heap_json(const decoder::HeapSummary &heap) {
+  if (heap.allocator.empty())
+    return nullptr;
+  return {{"allocator", heap.allocator},
+          {"canonical", heap.canonical},
+          {"chunks", heap.chunks},
+          {"garbage_chunks", heap.garbage_chunks},
+          {"garbage_bytes", heap.garbage_bytes},
+          {"free_chunks", heap.free_chunks}};
+}
+
+// The settings that change what a state is: --dedup, --once, the masked
+// bytes.
 void print_state_settings(std::FILE *out, const search::Report &report,
                           const StepNames &names) {
+  print_state_kind(out, report, names);
   if (names.once)
     fmt::print(out, "once: each message at most once per path\n");
   if (!report.masked.empty())
@@ -127,6 +232,22 @@ std::string counterexample_step(const search::Report &report,
   if (i < report.counterexample_effects.size())
     text += effects_note(*names.spec, report.counterexample_effects[i]);
   return text;
+}
+
+// "7 of 7 merges joined states that differ elsewhere (first: ...)", ""
+// when no audited merge was lossy.
+std::string lossy_merges(const search::Report &report, const StepNames &names) {
+  if (!report.abstraction || report.abstraction->lossy_merges == 0)
+    return "";
+  const search::Abstraction &abstraction = *report.abstraction;
+  std::string first;
+  if (abstraction.first)
+    first = fmt::format(" (first: {}, after paths {} and {})",
+                        abstraction.first->difference,
+                        path_text(names, abstraction.first->kept),
+                        path_text(names, abstraction.first->merged));
+  return fmt::format("{} of {} merges joined states that differ elsewhere{}",
+                     abstraction.lossy_merges, abstraction.merges, first);
 }
 
 } // namespace
@@ -227,7 +348,17 @@ nlohmann::json report_json(const search::Report &report,
                                   : nlohmann::json(names.tick)},
       {"max_ticks", names.max_ticks},
       {"seed", names.seed},
-      {"state", names.path_states ? "path" : "regions"},
+      {"state", state_name(names.spec->state)},
+      {"abstraction", abstraction_json(report, names)},
+      {"heap", heap_json(report.heap)},
+      {"bytes_read_per_state",
+       report.runs_measured == 0
+           ? nlohmann::json(nullptr)
+           : nlohmann::json(mean(report.bytes_read, report.runs_measured))},
+      {"bytes_hashed_per_state",
+       report.runs_measured == 0
+           ? nlohmann::json(nullptr)
+           : nlohmann::json(mean(report.bytes_hashed, report.runs_measured))},
       {"once", names.once},
       {"masked", report.masked},
       {"restarts", report.restarts},
@@ -316,19 +447,22 @@ void JsonOutput::write(const nlohmann::json &json) {
     cannot_check(fmt::format("cannot write the JSON to {}", destination_));
 }
 
+std::string abstraction_caveat(const search::Report &report,
+                               const StepNames &names) {
+  const std::string lossy = lossy_merges(report, names);
+  return lossy.empty() ? "" : "holds under the region abstraction: " + lossy;
+}
+
 void print_report(std::FILE *out, const search::Report &report,
                   const StepNames &names) {
-  const std::string counts =
-      names.path_states
-          ? fmt::format("{} paths, {} transitions", report.distinct_states,
-                        report.transitions)
-          : fmt::format("{} distinct states, {} dedup merges, {} transitions",
-                        report.distinct_states, report.dedup_merges,
-                        report.transitions);
-  const char *tree = names.path_states
-                         ? "no --region: every path is its own state (no "
-                           "dedup); "
-                         : "";
+  const std::string counts = fmt::format(
+      "{} distinct states, {} dedup merges, {} transitions",
+      report.distinct_states, report.dedup_merges, report.transitions);
+  const bool holds =
+      !report.interrupted && report.verdict == search::Verdict::kHolds;
+  const std::string lossy = lossy_merges(report, names);
+  if (!lossy.empty() && holds)
+    fmt::print(out, "holds under the region abstraction: {}\n", lossy);
   if (report.interrupted) {
     fmt::print(out,
                "interrupted: {} explored so far, up to depth {} (not "
@@ -343,24 +477,22 @@ void print_report(std::FILE *out, const search::Report &report,
     for (std::size_t i = 0; i < report.counterexample.size(); ++i)
       fmt::print(out, "  {}. {}\n", i + 1,
                  counterexample_step(report, names, i));
-    fmt::print(out, "found after {}{}\n", counts,
-               names.path_states ? " (no --region: every path is its own "
-                                   "state, no dedup)"
-                                 : "");
+    fmt::print(out, "found after {}\n", counts);
   } else if (report.complete) {
-    fmt::print(out,
-               "{}holds{}: {}; every reachable state explored (depth {})\n",
-               tree, coverage_caveat(report, names), counts, report.max_depth);
+    fmt::print(out, "holds{}: {}; every reachable state explored (depth {})\n",
+               coverage_caveat(report, names), counts, report.max_depth);
   } else {
     fmt::print(out,
-               "{}holds up to depth {}{}{}: {} (search cut by a bound, not "
+               "holds up to depth {}{}{}: {} (search cut by a bound, not "
                "complete)\n",
-               tree, report.max_depth,
+               report.max_depth,
                report.ticks_cut
                    ? fmt::format(" and {} tick(s) per path", names.max_ticks)
                    : "",
                coverage_caveat(report, names), counts);
   }
+  if (!lossy.empty() && !holds)
+    fmt::print(out, "region abstraction: {}\n", lossy);
   print_state_settings(out, report, names);
   print_coverage(out, report, names);
   print_sources(out, report.sources);

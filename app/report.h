@@ -43,9 +43,14 @@ struct StepNames {
   std::size_t max_ticks = 0;
   std::uint64_t seed = 0;
   bool once = false;        // --once
-  bool path_states = false; // no --region: every path is its own state
   bool no_property = false; // no invariant, response or plugin property
 };
+
+// "holds under the region abstraction: 7 of 7 merges joined states that
+// differ elsewhere (first: heap chunk 5 (32 B)+24 'x' vs 'y', after paths
+// [send "x"] and [send "y"])", "" when no audited merge was lossy.
+[[nodiscard]] std::string abstraction_caveat(const search::Report &report,
+                                             const StepNames &names);
 
 // The JSON report of SPEC "JSON report".
 [[nodiscard]] nlohmann::json report_json(const search::Report &report,

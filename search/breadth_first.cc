@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 
+#include "search/merge_audit.h"
 #include "search/nondeterminism.h"
 #include "search/recorded_states.h"
 #include "search/state_store.h"
@@ -109,14 +110,24 @@ private:
                            std::span<const std::byte> recorded);
   Result<std::optional<tracer::Observation>>
   twice_or_mask(std::span<const ActionId> prefix);
-  void add_to_mask(const std::vector<std::size_t> &offsets);
+  // Masks the bytes; false when every one of them was masked already.
+  bool add_to_mask(const Differing &differing);
+  void set_masks(tracer::Executor &executor) const;
   [[nodiscard]] Fingerprint identity(const Fingerprint &fingerprint,
                                      std::span<const ActionId> prefix) const;
   [[nodiscard]] bool beyond_ticks(std::span<const ActionId> path) const;
   [[nodiscard]] bool taken_before(std::span<const ActionId> path) const;
   void count_coverage(ActionId action, const tracer::Observation &observation);
-  void add_or_merge(const Fingerprint &fingerprint, const Transition &from,
-                    std::span<const std::byte> bytes);
+  void count_cost(const tracer::Observation &observation);
+  [[nodiscard]] std::optional<Fingerprint>
+  audited_process(const tracer::Observation &observation) const;
+  Result<void> add_or_merge(const Fingerprint &fingerprint,
+                            const Transition &from,
+                            const tracer::Observation &observation);
+  // Counts a merge of the state after from into state index, and names
+  // the first whose whole processes differ.
+  Result<void> audit_merge(std::uint32_t index, const Transition &from,
+                           const tracer::Observation &observation);
 
   const ExecutorFactory &factory_;
   const std::size_t alphabet_size_;
@@ -132,11 +143,17 @@ private:
   // TBB otherwise caps every arena at the number of CPUs.
   tbb::global_control parallelism_;
   tbb::task_arena arena_;
-  // Offsets of the masked state bytes, sorted; set on every executor. Set
-  // before the executors, which read it when they are made.
+  // Offsets of the masked region bytes and the masked process locations,
+  // sorted; set on every executor. Set before the executors, which read
+  // them when they are made.
   std::vector<std::size_t> mask_;
+  std::vector<decoder::Location> process_mask_;
   tbb::enumerable_thread_specific<std::unique_ptr<tracer::Executor>> executors_;
-  std::unique_ptr<tracer::Executor> probe_; // initial check and diagnoses
+  // Initial check and diagnoses; it keeps images (naming the process bytes
+  // two runs differ in) unless the state is the regions.
+  std::unique_ptr<tracer::Executor> probe_;
+  // Replays the first lossy merge's paths with images; made then.
+  std::unique_ptr<tracer::Executor> auditor_;
   ProgressMeter progress_;
 
   StateStore store_;
@@ -155,13 +172,18 @@ Search::Search(const ExecutorFactory &factory, std::size_t alphabet_size,
                                      : static_cast<int>(options.jobs)),
       parallelism_(tbb::global_control::max_allowed_parallelism, concurrency_),
       arena_(concurrency_), executors_([this] { return make_executor(); }),
-      probe_(make_executor()), progress_(options.progress, start_) {}
+      probe_(make_executor()), progress_(options.progress, start_) {
+  if (options.state != tracer::StateKind::kRegions)
+    probe_->keep_images();
+  if (options.audit)
+    report_.abstraction.emplace();
+}
 
 std::unique_ptr<tracer::Executor> Search::make_executor() {
   const std::lock_guard lock(factory_mutex_);
   std::unique_ptr<tracer::Executor> executor = factory_();
   CMC_CHECK(executor != nullptr, "executor factory returned nothing");
-  executor->set_mask(mask_);
+  set_masks(*executor);
   if (options_.mask_volatile || property_.needs_path())
     executor->keep_states();
   return executor;
@@ -188,8 +210,10 @@ Result<Outcome> Search::search() {
   if (!*initial)
     return Outcome::kRestart;
   report_.sources.merge((*initial)->sources);
-  store_.add(identity((*initial)->fingerprints.front(), {}),
-             StateStore::kNoParent, 0);
+  report_.heap = (*initial)->heap;
+  count_cost(**initial);
+  store_.add(identity((*initial)->fingerprints.back(), {}),
+             StateStore::kNoParent, 0, audited_process(**initial));
   if (options_.mask_volatile)
     recorded_.add((*initial)->after);
   report_.distinct_states = 1;
@@ -223,6 +247,8 @@ void Search::restart() {
   fresh.sources = report_.sources;
   fresh.masked = report_.masked;
   fresh.restarts = report_.restarts + 1;
+  if (options_.audit)
+    fresh.abstraction.emplace();
   report_ = std::move(fresh);
   store_ = StateStore();
   recorded_.clear();
@@ -300,19 +326,17 @@ bool Search::taken_before(std::span<const ActionId> path) const {
 }
 
 // The state the search sees after prefix, whose executor fingerprint is
-// given. Without regions the path is part of it, so no two paths merge;
-// with --once the set of messages taken is (in any order), since it decides
-// which steps are left.
+// given. With --once the set of messages taken is part of it (in any
+// order), since it decides which steps are left.
 Fingerprint Search::identity(const Fingerprint &fingerprint,
                              std::span<const ActionId> prefix) const {
-  if (!options_.path_states && options_.once_actions == 0)
+  if (options_.once_actions == 0)
     return fingerprint;
   std::vector<std::uint64_t> words{fingerprint.low, fingerprint.high};
   for (const ActionId action : prefix)
-    if (options_.path_states || action < options_.once_actions)
+    if (action < options_.once_actions)
       words.push_back(action);
-  if (!options_.path_states)
-    std::sort(words.begin() + 2, words.end());
+  std::sort(words.begin() + 2, words.end());
   return fingerprint_of(std::as_bytes(std::span(words)));
 }
 
@@ -343,6 +367,7 @@ Result<Outcome> Search::merge(const Transition &transition) {
     return result.error();
   const tracer::Observation &observation = *result;
   report_.sources.merge(observation.sources);
+  count_cost(observation);
   if (Result<Outcome> honest = check_replay(transition, observation);
       !honest || *honest != Outcome::kContinue)
     return honest;
@@ -357,8 +382,11 @@ Result<Outcome> Search::merge(const Transition &transition) {
       violation = property_.check_response(observation.received.back());
     if (!violation)
       violation = transition.path_violation;
-    add_or_merge(identity(observation.fingerprints.back(), transition.path),
-                 transition, observation.after);
+    if (Result<void> added = add_or_merge(
+            identity(observation.fingerprints.back(), transition.path),
+            transition, observation);
+        !added)
+      return added.error();
   }
   if (!violation)
     return Outcome::kContinue;
@@ -396,12 +424,17 @@ Result<Outcome> Search::check_replay(const Transition &transition,
           fmt::join(path, ", "), fault.describe(), fault.step + 1)};
   }
   const std::size_t states = observation.fault ? path.size() : path.size() + 1;
-  CMC_CHECK(observation.fingerprints.size() == states,
-            "executor returned one fingerprint per state");
+  CMC_CHECK(observation.fingerprints.size() <= states &&
+                (observation.fault || !observation.fingerprints.empty()),
+            "executor returned the fingerprints of the last states");
+  // An executor may read only the last states of a path (the parent and
+  // the state after the step): the fingerprints are of those.
+  const std::size_t first_read = states - observation.fingerprints.size();
   const std::vector<Fingerprint> recorded =
       store_.fingerprints_along(transition.from);
-  for (std::size_t k = 0; k < recorded.size(); ++k) {
-    if (identity(observation.fingerprints[k], path.first(k)) == recorded[k])
+  for (std::size_t k = first_read; k < recorded.size(); ++k) {
+    if (identity(observation.fingerprints[k - first_read], path.first(k)) ==
+        recorded[k])
       continue;
     // The run's own bytes of that state, where the observation has them.
     std::span<const std::byte> seen;
@@ -435,7 +468,8 @@ Result<Outcome> Search::diagnose(std::span<const ActionId> prefix,
         std::equal(earlier.begin(), earlier.end(), again.begin()))
       continue;
     if (options_.mask_volatile) {
-      add_to_mask(differing_offsets(earlier, again));
+      CMC_CHECK(add_to_mask({differing_offsets(earlier, again), {}}),
+                "bytes that differ were masked already");
       return Outcome::kRestart;
     }
     return Error{fmt::format("nondeterminism: {} differs between two runs at "
@@ -446,7 +480,7 @@ Result<Outcome> Search::diagnose(std::span<const ActionId> prefix,
   }
   return Error{fmt::format(
       "nondeterminism: {} had another fingerprint in an earlier run, but "
-      "two more runs agreed on every region byte",
+      "two more runs agreed on every byte of it",
       describe_state_after(prefix))};
 }
 
@@ -455,7 +489,7 @@ Result<Outcome> Search::diagnose(std::span<const ActionId> prefix,
 // start again.
 Result<std::optional<tracer::Observation>>
 Search::twice_or_mask(std::span<const ActionId> prefix) {
-  std::vector<std::size_t> differing;
+  Differing differing;
   Result<tracer::Observation> replay =
       replay_twice(*probe_, prefix, layout_, &differing);
   if (replay)
@@ -465,24 +499,51 @@ Search::twice_or_mask(std::span<const ActionId> prefix) {
   if (!options_.mask_volatile)
     return Error{replay.error().message +
                  "; --mask-volatile masks such bytes and lists them"};
-  add_to_mask(differing);
+  if (!add_to_mask(differing))
+    return Error{replay.error().message +
+                 " (bytes masked already: they are named differently in "
+                 "each run)"};
   return std::optional<tracer::Observation>();
 }
 
-void Search::add_to_mask(const std::vector<std::size_t> &offsets) {
-  for (const std::size_t offset : offsets) {
-    const auto at = std::lower_bound(mask_.begin(), mask_.end(), offset);
-    CMC_CHECK(at == mask_.end() || *at != offset, "a masked byte differed");
-    mask_.insert(at, offset);
+template <typename T> bool insert_sorted(std::vector<T> &into, const T &item) {
+  const auto at = std::lower_bound(into.begin(), into.end(), item);
+  if (at != into.end() && *at == item)
+    return false;
+  into.insert(at, item);
+  return true;
+}
+
+bool Search::add_to_mask(const Differing &differing) {
+  bool grew = false;
+  for (const std::size_t offset : differing.offsets) {
+    CMC_CHECK(insert_sorted(mask_, offset), "a masked byte differed");
+    grew = true;
   }
+  // A masked location reads as zero, but what a location names (a chunk's
+  // number) may shift between runs: one already masked is not an error.
+  for (const decoder::Location &location : differing.locations)
+    grew = insert_sorted(process_mask_, location) || grew;
+  if (!grew)
+    return false;
   report_.masked.clear();
   for (const std::size_t offset : mask_)
     report_.masked.push_back(name_offset(offset, layout_));
-  probe_->set_mask(mask_);
+  for (const decoder::Location &location : process_mask_)
+    report_.masked.push_back(location.describe());
+  set_masks(*probe_);
+  if (auditor_)
+    set_masks(*auditor_);
   for (std::unique_ptr<tracer::Executor> &executor : executors_)
-    executor->set_mask(mask_);
+    set_masks(*executor);
   CMC_LOG_INFO("search", "masked volatile bytes {}; starting again",
                fmt::join(report_.masked, ", "));
+  return true;
+}
+
+void Search::set_masks(tracer::Executor &executor) const {
+  executor.set_mask(mask_);
+  executor.set_process_mask(process_mask_);
 }
 
 // Counted in merge order, which does not depend on the number of jobs.
@@ -502,22 +563,68 @@ void Search::count_coverage(ActionId action,
     coverage.waits_in = effects.waits_in;
 }
 
-void Search::add_or_merge(const Fingerprint &fingerprint,
-                          const Transition &from,
-                          std::span<const std::byte> bytes) {
-  if (store_.contains(fingerprint)) {
-    ++report_.dedup_merges;
+// Whole-process bytes read and hashed per run, counted in merge order.
+void Search::count_cost(const tracer::Observation &observation) {
+  if (observation.bytes_read == 0 && observation.bytes_hashed == 0)
     return;
+  report_.bytes_read += observation.bytes_read;
+  report_.bytes_hashed += observation.bytes_hashed;
+  ++report_.runs_measured;
+}
+
+std::optional<Fingerprint>
+Search::audited_process(const tracer::Observation &observation) const {
+  return options_.audit ? observation.process_after : std::nullopt;
+}
+
+Result<void> Search::add_or_merge(const Fingerprint &fingerprint,
+                                  const Transition &from,
+                                  const tracer::Observation &observation) {
+  if (const std::optional<std::uint32_t> index = store_.find(fingerprint)) {
+    ++report_.dedup_merges;
+    return audit_merge(*index, from, observation);
   }
   if (store_.size() >= state_limit_) {
     report_.complete = false;
-    return;
+    return {};
   }
-  store_.add(fingerprint, from.from, from.action);
+  store_.add(fingerprint, from.from, from.action, audited_process(observation));
   if (options_.mask_volatile)
-    recorded_.add(bytes);
+    recorded_.add(observation.after);
+  if (!observation.heap.allocator.empty())
+    report_.heap = observation.heap;
   report_.distinct_states = store_.size();
   report_.max_depth = depth_ + 1;
+  return {};
+}
+
+// A merge is audited when both states' whole processes were read; it is
+// lossy when they differ: the search then never looks past the path merged.
+Result<void> Search::audit_merge(std::uint32_t index, const Transition &from,
+                                 const tracer::Observation &observation) {
+  const std::optional<Fingerprint> kept = store_.process_of(index);
+  const std::optional<Fingerprint> merged = audited_process(observation);
+  if (!kept || !merged)
+    return {};
+  Abstraction &abstraction = *report_.abstraction;
+  ++abstraction.merges;
+  if (*kept == *merged)
+    return {};
+  ++abstraction.lossy_merges;
+  if (abstraction.first)
+    return {};
+  LossyMerge first{store_.path_of(index), from.path, ""};
+  if (!auditor_) {
+    auditor_ = make_executor();
+    auditor_->keep_images();
+  }
+  Result<std::string> difference =
+      name_lossy_merge(*auditor_, first.kept, first.merged);
+  if (!difference)
+    return difference.error();
+  first.difference = std::move(*difference);
+  abstraction.first = std::move(first);
+  return {};
 }
 
 } // namespace

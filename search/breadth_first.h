@@ -35,16 +35,36 @@ struct Options {
   // Actions [0, once_actions) (the messages, with --once) are taken at most
   // once per path; which of them a path took is then part of its state.
   std::size_t once_actions = 0;
-  // Each path is its own state (no regions to tell states apart): the
-  // search is a tree, bounded by max_depth, and nothing merges.
-  bool path_states = false;
+  // What the executors' fingerprints are of (TargetSpec::state). With
+  // kRegions and audit, each merge is audited: the executors fill
+  // Observation::process_after, and a merge of two states whose whole
+  // processes differ is counted as lossy (Report::abstraction).
+  tracer::StateKind state = tracer::StateKind::kRegions;
+  bool audit = false;
   // State bytes that differ between two runs of one path are masked (they
   // read as zero for fingerprints and properties) and the search starts
-  // again, instead of failing.
+  // again, instead of failing: region offsets under kRegions, Locations of
+  // the whole process (Executor::set_process_mask) else.
   bool mask_volatile = false;
 };
 
 enum class Verdict { kHolds, kViolated };
+
+// The first merge that joined two states whose whole processes differ.
+struct LossyMerge {
+  std::vector<tracer::ActionId> kept;   // the path of the state kept
+  std::vector<tracer::ActionId> merged; // the path merged into it
+  // Where they differ: "heap chunk 5 (32 B)+24 'x' vs 'y'", or why no byte
+  // is named.
+  std::string difference;
+};
+
+// How the region abstraction fared against the whole process.
+struct Abstraction {
+  std::size_t merges = 0;       // audited (both states' processes known)
+  std::size_t lossy_merges = 0; // whose processes differed
+  std::optional<LossyMerge> first;
+};
 
 // What the search exercised of one message.
 struct MessageCoverage {
@@ -71,8 +91,9 @@ struct Report {
   bool ticks_cut = false; // some path stopped at max_ticks ticks
   // The sources of time and randomness the target used in any run.
   tracer::Sources sources;
-  // With mask_volatile: the masked bytes by region ("cmc_state+1"), in
-  // offset order, and how often the search started again for them.
+  // With mask_volatile: the masked bytes, by region ("cmc_state+1") in
+  // offset order or by where they are in the process ("heap chunk 3 (32
+  // B)+8"), and how often the search started again for them.
   std::vector<std::string> masked;
   std::size_t restarts = 0;
   // By action: what the messages among them were read; empty entries
@@ -81,6 +102,16 @@ struct Report {
   // What each step of the counterexample did to the connections (empty
   // when the executor did not say).
   std::vector<tracer::StepEffects> counterexample_effects;
+  // With options.audit; else empty.
+  std::optional<Abstraction> abstraction;
+  // The heap walk of the last distinct state found (of the initial state
+  // when no other), and the whole-process bytes read and hashed per run
+  // (totals over the runs counted in runs_measured; 0 when the executor
+  // reads no whole process).
+  decoder::HeapSummary heap;
+  std::size_t bytes_read = 0;
+  std::size_t bytes_hashed = 0;
+  std::size_t runs_measured = 0;
 };
 
 // Makes one executor per worker thread, plus one for the calling thread's
@@ -95,7 +126,8 @@ using ExecutorFactory = std::function<std::unique_ptr<tracer::Executor>()>;
 // not depend on options.jobs.
 // Fails (exit 3) when the target cannot be observed or when replaying the
 // same path twice gives different states (nondeterminism), naming the
-// region offsets that differ (unless options.mask_volatile masks them).
+// region offsets or process locations that differ (unless
+// options.mask_volatile masks them).
 [[nodiscard]] Result<Report>
 breadth_first(const ExecutorFactory &factory, std::size_t alphabet_size,
               const Property &property, const std::vector<RegionLayout> &layout,

@@ -62,6 +62,16 @@ std::string describe_state_after(std::span<const tracer::ActionId> prefix) {
   return fmt::format("the state after actions [{}]", fmt::join(prefix, ", "));
 }
 
+std::string describe_locations(std::span<const decoder::Location> locations) {
+  std::vector<std::string> named;
+  for (std::size_t i = 0; i < std::min(locations.size(), kMaxOffsetsNamed); ++i)
+    named.push_back(locations[i].describe());
+  if (locations.size() > kMaxOffsetsNamed)
+    named.push_back(
+        fmt::format("{} more", locations.size() - kMaxOffsetsNamed));
+  return fmt::format("{}", fmt::join(named, ", "));
+}
+
 std::string describe_differences(std::span<const std::byte> first,
                                  std::span<const std::byte> second,
                                  const std::vector<RegionLayout> &layout) {
@@ -81,8 +91,7 @@ std::string describe_differences(std::span<const std::byte> first,
 Result<tracer::Observation>
 replay_twice(tracer::Executor &executor,
              std::span<const tracer::ActionId> prefix,
-             const std::vector<RegionLayout> &layout,
-             std::vector<std::size_t> *differing) {
+             const std::vector<RegionLayout> &layout, Differing *differing) {
   Result<tracer::Observation> first = executor.run(prefix);
   if (!first)
     return first.error();
@@ -92,13 +101,14 @@ replay_twice(tracer::Executor &executor,
   for (const auto *run : {&*first, &*second}) {
     if (run->fault)
       return fault_on_replay(prefix, *run->fault);
-    CMC_CHECK(run->fingerprints.size() == prefix.size() + 1,
-              "executor returned one fingerprint per state");
+    CMC_CHECK(!run->fingerprints.empty() &&
+                  run->fingerprints.size() <= prefix.size() + 1,
+              "executor returned the fingerprint of the last state");
   }
   const std::string offsets =
       describe_differences(first->after, second->after, layout);
   if (!offsets.empty() && differing != nullptr)
-    *differing = differing_offsets(first->after, second->after);
+    differing->offsets = differing_offsets(first->after, second->after);
   if (!offsets.empty())
     return Error{fmt::format("nondeterminism: {} differs between two runs at "
                              "{} {}",
@@ -111,12 +121,25 @@ replay_twice(tracer::Executor &executor,
                              "the file {} (written from a clock, or left by "
                              "an earlier run in a path all runs share?)",
                              describe_state_after(prefix), files)};
-  if (first->fingerprints.back() != second->fingerprints.back())
-    return Error{fmt::format(
-        "nondeterminism: {} has equal region bytes but different "
-        "fingerprints in two runs (state cmc adds beyond the regions?)",
-        describe_state_after(prefix))};
-  return first;
+  if (first->fingerprints.back() == second->fingerprints.back())
+    return first;
+  if (!first->images.empty() && !second->images.empty()) {
+    std::vector<decoder::Location> locations =
+        decoder::differences(first->images.back(), second->images.back());
+    if (!locations.empty()) {
+      const std::string named = describe_locations(locations);
+      if (differing != nullptr)
+        differing->locations = std::move(locations);
+      return Error{fmt::format("nondeterminism: {} differs between two runs "
+                               "at {} {}",
+                               describe_state_after(prefix), named,
+                               kLikelyCauses)};
+    }
+  }
+  return Error{fmt::format(
+      "nondeterminism: {} has equal bytes but different fingerprints in two "
+      "runs (state cmc adds beyond what it reads?)",
+      describe_state_after(prefix))};
 }
 
 } // namespace cmc::search

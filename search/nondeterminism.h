@@ -30,15 +30,28 @@ describe_differences(std::span<const std::byte> first,
 differing_offsets(std::span<const std::byte> first,
                   std::span<const std::byte> second);
 
+// Whole-process locations, named: "heap chunk 12 (64 B)+8, fd 7+8" (at
+// most 8, then how many more).
+[[nodiscard]] std::string
+describe_locations(std::span<const decoder::Location> locations);
+
+// The bytes that differ between two runs of one path, by what names them.
+struct Differing {
+  std::vector<std::size_t> offsets;         // region bytes
+  std::vector<decoder::Location> locations; // whole-process bytes
+  [[nodiscard]] bool empty() const {
+    return offsets.empty() && locations.empty();
+  }
+};
+
 // Runs prefix twice on executor. Returns the first observation when both
 // runs reach the same state; otherwise an Error "nondeterminism: ..." that
-// names the differing offsets (or the executor's own Error). When region
-// bytes differ and differing is given, *differing gets their offsets (of
-// the bytes both states have); else it is left empty.
-[[nodiscard]] Result<tracer::Observation>
-replay_twice(tracer::Executor &executor,
-             std::span<const tracer::ActionId> prefix,
-             const std::vector<RegionLayout> &layout,
-             std::vector<std::size_t> *differing = nullptr);
+// names the differing region offsets, or the whole-process locations when
+// the executor keeps images (Executor::keep_images), or the executor's own
+// Error. When bytes differ and differing is given, *differing gets them
+// (of the region bytes both states have); else it is left empty.
+[[nodiscard]] Result<tracer::Observation> replay_twice(
+    tracer::Executor &executor, std::span<const tracer::ActionId> prefix,
+    const std::vector<RegionLayout> &layout, Differing *differing = nullptr);
 
 } // namespace cmc::search

@@ -32,7 +32,8 @@ void StateStore::grow() {
 }
 
 std::uint32_t StateStore::add(const Fingerprint &fingerprint,
-                              std::uint32_t parent, tracer::ActionId action) {
+                              std::uint32_t parent, tracer::ActionId action,
+                              std::optional<Fingerprint> process) {
   CMC_CHECK(records_.size() < kCapacity, "state store full");
   CMC_CHECK(parent == kNoParent || parent < records_.size(),
             "parent of a state not stored");
@@ -43,11 +44,21 @@ std::uint32_t StateStore::add(const Fingerprint &fingerprint,
   const auto index = static_cast<std::uint32_t>(records_.size());
   records_.push_back(StateRecord{fingerprint, parent, action});
   slots_[slot] = index;
+  if (process || !processes_.empty()) {
+    processes_.resize(index);
+    processes_.push_back(process);
+  }
   return index;
+}
+
+std::optional<Fingerprint> StateStore::process_of(std::uint32_t index) const {
+  CMC_CHECK(index < records_.size(), "process of a state not stored");
+  return index < processes_.size() ? processes_[index] : std::nullopt;
 }
 
 std::size_t StateStore::memory_bytes() const {
   return records_.size() * sizeof(StateRecord) +
+         processes_.size() * sizeof(std::optional<Fingerprint>) +
          slots_.capacity() * sizeof(std::uint32_t);
 }
 

@@ -42,8 +42,14 @@ public:
   find(const Fingerprint &fingerprint) const;
 
   // Adds a state whose fingerprint is not yet known and returns its index.
+  // process: its whole-process fingerprint, when the state is a region
+  // abstraction that merges are audited against (see process_of).
   std::uint32_t add(const Fingerprint &fingerprint, std::uint32_t parent,
-                    tracer::ActionId action);
+                    tracer::ActionId action,
+                    std::optional<Fingerprint> process = std::nullopt);
+  // The whole-process fingerprint given when state index was added, if any.
+  [[nodiscard]] std::optional<Fingerprint>
+  process_of(std::uint32_t index) const;
 
   // The actions from the initial state to state index.
   [[nodiscard]] std::vector<tracer::ActionId>
@@ -63,6 +69,10 @@ private:
   void grow();
 
   std::deque<StateRecord> records_;
+  // Whole-process fingerprints by state index, held only from the first
+  // state added with one on (an audit costs 24 bytes more per state; a
+  // search without one, nothing).
+  std::deque<std::optional<Fingerprint>> processes_;
   std::vector<std::uint32_t> slots_ = std::vector<std::uint32_t>(1024, kEmpty);
 };
 

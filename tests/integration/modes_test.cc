@@ -1,6 +1,6 @@
 // What a state is, on real targets: --once (the messages taken are part of
-// it), no --region (the path is), --mask-volatile (bytes that differ
-// between runs are not).
+// it), no --region (the whole process is), --region (an audited
+// abstraction), --mask-volatile (bytes that differ between runs are not).
 
 #include <gtest/gtest.h>
 
@@ -62,42 +62,62 @@ TEST_F(Modes, OnceStillFindsTheKvBug) {
   EXPECT_EQ(json["transitions"], 4);
 }
 
-// Without --region each path is its own state: with 2 messages and
-// --max-depth 2, 1 + 2 + 4 = 7 paths and 6 transitions, nothing merges.
-TEST_F(Modes, NoRegionOnKvIsATree) {
-  const Outcome run =
-      run_cmc(with({"-m", "SET a\\n", "-m", "SET b\\n", "--max-depth", "2"},
-                   {demo("kv"), "7000"}));
-  ASSERT_EQ(run.status, 0) << run.err;
-  const auto json = run.json();
-  EXPECT_EQ(json["state"], "path");
-  EXPECT_EQ(json["complete"], false);
-  EXPECT_EQ(json["distinct_states"], 7);
-  EXPECT_EQ(json["dedup_merges"], 0);
-  EXPECT_EQ(json["transitions"], 6);
-  EXPECT_EQ(json["max_depth"], 2);
-  const Outcome text =
-      run_cmc({"check", "-q", "-m", "SET a\\n", "-m", "SET b\\n", "--max-depth",
-               "2", "--", demo("kv"), "7000"});
-  EXPECT_NE(text.out.find("no --region: every path is its own state (no "
-                          "dedup); holds up to depth 2: 7 paths, 6 "
-                          "transitions"),
+// Without --region the whole process is the state: the search ends by
+// itself, and the same at every -j.
+TEST_F(Modes, NoRegionTheWholeProcessIsTheState) {
+  std::vector<nlohmann::json> reports;
+  for (const char *jobs : {"1", "2"}) {
+    const Outcome run =
+        run_cmc(with({"-j", jobs, "-m", "SET a\\n", "-m", "SET b\\n"},
+                     {demo("kv"), "7000"}));
+    ASSERT_EQ(run.status, 0) << run.err;
+    reports.push_back(run.json());
+  }
+  const auto &json = reports[0];
+  EXPECT_EQ(json["state"], "process");
+  EXPECT_EQ(json["abstraction"], nullptr);
+  EXPECT_EQ(json["complete"], true);
+  // The cells tell 4 states apart; the process may tell more (the last
+  // message is still in kv's read buffer).
+  EXPECT_GE(json["distinct_states"], 4);
+  EXPECT_GT(json["bytes_read_per_state"], 0);
+  for (const char *field :
+       {"distinct_states", "dedup_merges", "transitions", "heap"})
+    EXPECT_EQ(reports[1][field], json[field]) << field;
+  const Outcome text = run_cmc({"check", "-q", "-m", "SET a\\n", "-m",
+                                "SET b\\n", "--", demo("kv"), "7000"});
+  EXPECT_NE(text.out.find("\nstate: the whole process (--dedup process)"),
             std::string::npos)
       << text.out;
 }
 
-TEST_F(Modes, NoRegionOnLockServerIsATree) {
-  const Outcome run =
-      run_cmc(with({"-m", "LOCK\\n", "-m", "UNLOCK\\n", "--max-depth", "2"},
-                   {demo("lock_server"), "7000"}));
-  ASSERT_EQ(run.status, 0) << run.err;
-  const auto json = run.json();
-  EXPECT_EQ(json["distinct_states"], 7);
-  EXPECT_EQ(json["transitions"], 6);
+// --region makes the regions the state, every merge audited against the
+// whole process; --dedup process keeps the whole process as the state and
+// reads the regions for the invariant.
+TEST_F(Modes, RegionsAreAnAuditedAbstraction) {
+  const Outcome regions =
+      run_cmc(with({"-m", "SET a\\n", "-m", "SET b\\n", "--region", "cmc_state",
+                    "--invariant", "sticky"},
+                   {demo("kv"), "7000"}));
+  ASSERT_EQ(regions.status, 0) << regions.err;
+  const auto json = regions.json();
+  EXPECT_EQ(json["state"], "regions");
+  EXPECT_EQ(json["distinct_states"], 4);
+  EXPECT_EQ(json["dedup_merges"], 5);
+  EXPECT_EQ(json["abstraction"]["merges"], 5);
+  const Outcome process =
+      run_cmc(with({"--dedup", "process", "-m", "SET a\\n", "-m", "SET b\\n",
+                    "--region", "cmc_state", "--invariant", "sticky"},
+                   {demo("kv_bug"), "7000"}));
+  ASSERT_EQ(process.status, 1) << process.err;
+  EXPECT_EQ(process.json()["state"], "process");
+  EXPECT_EQ(process.json()["counterexample"],
+            nlohmann::json::parse(R"([{"send": "SET b\n"},
+                                      {"send": "SET a\n"}])"));
 }
 
 // lock_server's bug acknowledges an UNLOCK from a client that holds
-// nothing; the correct server answers NOT HELD (3 paths, 2 transitions).
+// nothing; the correct server answers NOT HELD.
 TEST_F(Modes, NoRegionFindsAForbiddenResponse) {
   const std::vector<std::string> args = {
       "-m", "UNLOCK\\n", "--forbid-response", "OK", "--max-depth", "2"};
@@ -109,11 +129,10 @@ TEST_F(Modes, NoRegionFindsAForbiddenResponse) {
                                      "/OK/");
   const Outcome correct = run_cmc(with(args, {demo("lock_server"), "7000"}));
   ASSERT_EQ(correct.status, 0) << correct.err;
-  EXPECT_EQ(correct.json()["distinct_states"], 3);
-  EXPECT_EQ(correct.json()["transitions"], 2);
+  EXPECT_EQ(correct.json()["state"], "process");
 }
 
-TEST_F(Modes, NoRegionNeedsADepthAndNoRegionInvariant) {
+TEST_F(Modes, StateOptionsThatNeedRegions) {
   const std::vector<std::string> kv = {"--", demo("kv"), "7000"};
   const auto usage = [&](std::vector<std::string> args,
                          const std::string &part) {
@@ -124,12 +143,10 @@ TEST_F(Modes, NoRegionNeedsADepthAndNoRegionInvariant) {
     EXPECT_NE(run.err.find(part), std::string::npos) << run.err;
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
   };
-  usage({}, "without --region every path is its own state (no dedup): give "
-            "--max-depth");
-  usage({"--max-depth", "2", "--invariant", "sticky"},
-        "--invariant sticky needs a --region");
-  usage({"--max-depth", "2", "--mask-volatile"},
-        "--mask-volatile needs a --region");
+  usage({"--invariant", "sticky"}, "--invariant sticky needs a --region");
+  usage({"--dedup", "regions"}, "--dedup regions needs a --region");
+  usage({"--strict"}, "--strict needs --dedup regions");
+  usage({"--dedup", "heap"}, "--dedup");
 }
 
 // misbehave's stamp mode writes a byte of its process id at every SET:

@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "decoder/canonical_state.h"
 #include "search/breadth_first.h"
 #include "tracer/executor.h"
 
@@ -33,6 +34,25 @@ using Noise =
 using EffectsFunction = std::function<tracer::StepEffects(
     const Bytes &state, tracer::ActionId action)>;
 
+// The fake as a whole process: its state bytes, cut into named pieces (as a
+// canonical state is), the first region_bytes of which are the regions.
+// The fingerprints are of the regions (kRegions) or of the whole state;
+// with kRegions and audit, Observation::process_after is filled.
+struct FakeProcess {
+  tracer::StateKind state = tracer::StateKind::kProcess;
+  bool audit = false;
+  std::size_t region_bytes = 0;
+  std::vector<decoder::StatePiece> pieces; // in order, covering the bytes
+  decoder::HeapSummary heap;
+};
+
+// What an executor asked of its runs.
+struct RunRequest {
+  std::span<const std::size_t> mask;               // region offsets
+  std::span<const decoder::Location> process_mask; // with a FakeProcess
+  bool keep_images = false;
+};
+
 // A scripted transition system standing in for a traced target. Thread-safe:
 // the executors made by factory() may run on several threads at once.
 class FakeSystem {
@@ -46,11 +66,16 @@ public:
   void set_effects(EffectsFunction effects) { effects_ = std::move(effects); }
   // Every run fails with error, as when the target cannot be started.
   void set_start_error(Error error) { start_error_ = std::move(error); }
+  // Makes the state a whole process (without: the state bytes are the
+  // regions, and there is no process).
+  void set_process(FakeProcess process) { process_ = std::move(process); }
 
   [[nodiscard]] search::ExecutorFactory factory();
-  // Runs path; the bytes at the offsets in mask read as zero.
+  // Runs path; the masked bytes read as zero.
   Result<tracer::Observation> run(std::span<const tracer::ActionId> path,
-                                  std::span<const std::size_t> mask = {});
+                                  const RunRequest &request = {});
+  // Runs that kept images.
+  [[nodiscard]] std::size_t image_runs() const { return image_runs_.load(); }
 
   [[nodiscard]] std::size_t runs() const { return runs_.load(); }
   [[nodiscard]] std::size_t executors_made() const {
@@ -68,7 +93,9 @@ private:
   Noise noise_;
   EffectsFunction effects_;
   std::optional<Error> start_error_;
+  std::optional<FakeProcess> process_;
   std::atomic<std::size_t> runs_{0};
+  std::atomic<std::size_t> image_runs_{0};
   std::atomic<std::size_t> executors_made_{0};
   std::atomic<std::size_t> concurrent_uses_{0};
 };
@@ -81,17 +108,24 @@ public:
   run(std::span<const tracer::ActionId> path) override {
     if (busy_.exchange(true))
       system_.note_concurrent_use();
-    Result<tracer::Observation> observation = system_.run(path, mask_);
+    Result<tracer::Observation> observation =
+        system_.run(path, {mask_, process_mask_, keep_images_});
     busy_.store(false);
     return observation;
   }
   void set_mask(std::span<const std::size_t> offsets) override {
     mask_.assign(offsets.begin(), offsets.end());
   }
+  void set_process_mask(std::span<const decoder::Location> mask) override {
+    process_mask_.assign(mask.begin(), mask.end());
+  }
+  void keep_images() override { keep_images_ = true; }
 
 private:
   FakeSystem &system_;
   std::vector<std::size_t> mask_;
+  std::vector<decoder::Location> process_mask_;
+  bool keep_images_ = false;
   std::atomic<bool> busy_{false};
 };
 
@@ -102,20 +136,52 @@ inline search::ExecutorFactory FakeSystem::factory() {
   };
 }
 
+// The state's bytes with the masked ones zeroed.
+inline Bytes masked(Bytes state, const RunRequest &request,
+                    const FakeProcess *process) {
+  for (const std::size_t offset : request.mask)
+    if (offset < state.size())
+      state[offset] = std::byte{0};
+  if (process == nullptr)
+    return state;
+  for (const decoder::Location &location : request.process_mask)
+    for (const decoder::StatePiece &piece : process->pieces)
+      if (piece.name == location.piece && location.offset < piece.size)
+        state.at(piece.offset + location.offset) = std::byte{0};
+  return state;
+}
+
+// The canonical state of the fake's whole process (masked bytes).
+inline decoder::CanonicalState
+canonical(const Bytes &state, const FakeProcess &process, bool keep_bytes) {
+  decoder::CanonicalState image;
+  image.fingerprint = fingerprint_of(state);
+  if (keep_bytes) {
+    image.bytes = state;
+    image.pieces = process.pieces;
+  }
+  image.heap = process.heap;
+  image.bytes_hashed = state.size();
+  return image;
+}
+
 inline Result<tracer::Observation>
 FakeSystem::run(std::span<const tracer::ActionId> path,
-                std::span<const std::size_t> mask) {
+                const RunRequest &request) {
   // The executor masks what it reads: the system's own state keeps the
-  // bytes, so the steps still see them.
-  const auto masked = [mask](Bytes state) {
-    for (const std::size_t offset : mask)
-      if (offset < state.size())
-        state[offset] = std::byte{0};
-    return state;
+  // bytes, so the steps still see them. The regions are the first bytes.
+  const FakeProcess *process = process_ ? &*process_ : nullptr;
+  const auto regions = [&](const Bytes &state) {
+    Bytes bytes = masked(state, request, process);
+    if (process != nullptr)
+      bytes.resize(std::min(bytes.size(), process->region_bytes));
+    return bytes;
   };
   const std::size_t run = runs_++;
   if (start_error_)
     return *start_error_;
+  if (request.keep_images)
+    ++image_runs_;
   Bytes state = initial_;
   if (noise_)
     noise_(run, 0, state);
@@ -123,20 +189,37 @@ FakeSystem::run(std::span<const tracer::ActionId> path,
   // Every state is kept (Executor::keep_states is only a request), and one
   // client receives nothing.
   const auto record = [&] {
-    observation.states.push_back(masked(state));
+    observation.states.push_back(regions(state));
+    if (process == nullptr) {
+      observation.fingerprints.push_back(
+          fingerprint_of(observation.states.back()));
+      return;
+    }
+    decoder::CanonicalState image = canonical(masked(state, request, process),
+                                              *process, request.keep_images);
     observation.fingerprints.push_back(
-        fingerprint_of(observation.states.back()));
+        process->state == tracer::StateKind::kRegions
+            ? fingerprint_of(observation.states.back())
+            : image.fingerprint);
+    if (process->state == tracer::StateKind::kRegions && process->audit)
+      observation.process_after = image.fingerprint;
+    observation.heap = image.heap;
+    observation.bytes_read = state.size();
+    observation.bytes_hashed = image.bytes_hashed;
+    if (request.keep_images)
+      observation.images.push_back(std::move(image));
   };
   record();
   for (std::size_t i = 0; i < path.size(); ++i) {
     StepOutcome outcome = step_(state, path[i]);
     if (auto *error = std::get_if<Error>(&outcome))
       return *error;
-    observation.before = masked(state);
+    observation.before = regions(state);
     observation.received.emplace_back(1);
     if (auto *fault = std::get_if<tracer::Fault>(&outcome)) {
       observation.fault = *fault;
       observation.fault->step = i;
+      observation.process_after.reset();
       return observation;
     }
     state = std::get<Bytes>(std::move(outcome));
@@ -146,7 +229,7 @@ FakeSystem::run(std::span<const tracer::ActionId> path,
       noise_(run, i + 1, state);
     record();
   }
-  observation.after = masked(std::move(state));
+  observation.after = regions(state);
   return observation;
 }
 

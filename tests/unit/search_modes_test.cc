@@ -1,6 +1,5 @@
 // The search's modes that change what a state is: --once (the messages
-// taken are part of it), no regions (the path is), --mask-volatile (some
-// bytes are not).
+// taken are part of it), --mask-volatile (some bytes are not).
 
 #include <gtest/gtest.h>
 
@@ -89,59 +88,6 @@ TEST(Once, OtherStepsStayUsable) {
   // [] 3, [0] 2, [1] 2, [0, 1] 1; 3 of them new.
   EXPECT_EQ(report->transitions, 8U);
   EXPECT_EQ(report->dedup_merges, 5U);
-}
-
-// Without regions every state has the same (empty) bytes; each path is
-// its own state all the same: 1 + 2 + 4 + 8 paths, 14 transitions.
-TEST(PathStates, EveryPathIsItsOwnState) {
-  const auto step = [](const Bytes &, ActionId) -> StepOutcome {
-    return Bytes{};
-  };
-  FakeSystem system(Bytes{}, step);
-  Options options;
-  options.path_states = true;
-  options.max_depth = 3;
-  const NoProperty none;
-  const Result<Report> report =
-      breadth_first(system.factory(), 2, none, {}, options);
-  ASSERT_TRUE(report.ok()) << error_of(report);
-  EXPECT_EQ(report->verdict, Verdict::kHolds);
-  EXPECT_FALSE(report->complete);
-  EXPECT_EQ(report->distinct_states, 15U);
-  EXPECT_EQ(report->dedup_merges, 0U);
-  EXPECT_EQ(report->transitions, 14U);
-  EXPECT_EQ(report->max_depth, 3U);
-}
-
-// With --once the tree ends by itself: [], [0], [1], [0, 1], [1, 0].
-TEST(PathStates, WithOnceTheTreeEnds) {
-  FakeSystem kv(zeros(2), set_cell);
-  Options options = once_over(2);
-  options.path_states = true;
-  options.max_depth = 5;
-  const Result<Report> report = check(kv, 2, kCells, options);
-  ASSERT_TRUE(report.ok()) << error_of(report);
-  EXPECT_TRUE(report->complete);
-  EXPECT_EQ(report->distinct_states, 5U);
-  EXPECT_EQ(report->dedup_merges, 0U);
-  EXPECT_EQ(report->transitions, 4U);
-}
-
-// Every replay still re-reaches the states of its path: a state that
-// differs between runs is nondeterminism in this mode too.
-TEST(PathStates, NondeterminismIsStillFound) {
-  FakeSystem kv(zeros(4), set_cell);
-  kv.set_noise([](std::size_t run, std::size_t depth, Bytes &state) {
-    if (depth >= 1)
-      state[2] = static_cast<std::byte>(run);
-  });
-  Options options;
-  options.path_states = true;
-  options.max_depth = 3;
-  EXPECT_EQ(error_of(check(kv, 2, kCellsAndClock, options)),
-            "nondeterminism: the state after actions [0] differs between two "
-            "runs at clock+0 (uninitialised memory or an uncontrolled "
-            "clock?); --mask-volatile masks such bytes and lists them");
 }
 
 Options masking(unsigned jobs = 1) {

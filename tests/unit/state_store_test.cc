@@ -36,6 +36,18 @@ TEST(StateStore, PathsFollowParentLinks) {
             (std::vector<Fingerprint>{nth(10), nth(11), nth(13)}));
 }
 
+// An audited state keeps its whole-process fingerprint; states added
+// before the first one, or without one, have none.
+TEST(StateStore, KeepsProcessFingerprintsGiven) {
+  StateStore store;
+  store.add(nth(1), StateStore::kNoParent, 0);
+  store.add(nth(2), 0, 0, nth(20));
+  store.add(nth(3), 0, 1);
+  EXPECT_EQ(store.process_of(0), std::nullopt);
+  EXPECT_EQ(store.process_of(1), nth(20));
+  EXPECT_EQ(store.process_of(2), std::nullopt);
+}
+
 TEST(StateStore, CostsUnderFortyBytesPerState) {
   StateStore store;
   constexpr std::uint32_t kCount = 1 << 18;

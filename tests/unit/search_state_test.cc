@@ -1,0 +1,220 @@
+// The search over whole-process states: the process as the state
+// (--dedup process), and the region abstraction audited against it
+// (--dedup regions): lossy merges counted and the first one named.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "fake_executor.h"
+#include "search/breadth_first.h"
+#include "search/merge_audit.h"
+#include "search/property.h"
+#include "sticky_kv.h"
+
+namespace cmc::search {
+namespace {
+
+using fake::Bytes;
+using fake::FakeProcess;
+using fake::FakeSystem;
+using fake::StepOutcome;
+using kv::error_of;
+using kv::zeros;
+using tracer::ActionId;
+using tracer::StateKind;
+
+const std::vector<RegionLayout> kCells = {{"cmc_state", 0, 2}};
+const decoder::Location kScratch{"heap chunk 1 (32 B)", 0};
+
+// kv whose process also holds, in a heap chunk, the last message's
+// letter: dead data (the read buffer) that the regions do not show.
+StepOutcome set_cell_and_scratch(const Bytes &state, ActionId action) {
+  Bytes next = state;
+  next.at(action) = std::byte{1};
+  next.at(2) = static_cast<std::byte>('a' + action);
+  return next;
+}
+
+FakeProcess kv_process(StateKind state, std::size_t region_bytes) {
+  FakeProcess process;
+  process.state = state;
+  process.audit = state == StateKind::kRegions;
+  process.region_bytes = region_bytes;
+  process.pieces = {{".bss of kv", 0, 2}, {kScratch.piece, 2, 1}};
+  process.heap.allocator = "fake";
+  process.heap.canonical = true;
+  process.heap.chunks = 1;
+  return process;
+}
+
+Options options_for(StateKind state, unsigned jobs = 1) {
+  Options options;
+  options.state = state;
+  options.audit = state == StateKind::kRegions;
+  options.jobs = jobs;
+  return options;
+}
+
+Result<Report> check_kv(FakeSystem &system, const Options &options,
+                        const std::vector<RegionLayout> &layout) {
+  const NoProperty none;
+  return breadth_first(system.factory(), 2, none, layout, options);
+}
+
+// Under the regions, [1, 0] (scratch 'a') merges into [0, 1] (scratch
+// 'b'), and [0, 1, 0] into [0, 1] again: 2 of the 5 merges join processes
+// that differ. The first is named by replaying both paths with images.
+TEST(RegionAudit, CountsAndNamesLossyMerges) {
+  std::vector<Report> reports;
+  for (const unsigned jobs : {1U, 2U, 8U}) {
+    FakeSystem kv(zeros(3), set_cell_and_scratch);
+    kv.set_process(kv_process(StateKind::kRegions, 2));
+    const Result<Report> report =
+        check_kv(kv, options_for(StateKind::kRegions, jobs), kCells);
+    ASSERT_TRUE(report.ok()) << error_of(report);
+    EXPECT_EQ(report->distinct_states, 4U);
+    EXPECT_EQ(report->dedup_merges, 5U);
+    EXPECT_EQ(report->transitions, 8U);
+    ASSERT_TRUE(report->abstraction);
+    EXPECT_EQ(report->abstraction->merges, 5U);
+    EXPECT_EQ(report->abstraction->lossy_merges, 2U);
+    ASSERT_TRUE(report->abstraction->first);
+    EXPECT_EQ(report->abstraction->first->kept, (std::vector<ActionId>{0, 1}));
+    EXPECT_EQ(report->abstraction->first->merged,
+              (std::vector<ActionId>{1, 0}));
+    EXPECT_EQ(report->abstraction->first->difference,
+              kScratch.describe() + " 'b' vs 'a'");
+    // Only the two replays that name it keep images.
+    EXPECT_EQ(kv.image_runs(), 2U);
+    reports.push_back(*report);
+  }
+  for (const Report &report : reports)
+    EXPECT_EQ(report.abstraction->first->difference,
+              reports[0].abstraction->first->difference);
+}
+
+// The whole process tells the five states apart that the regions merged.
+TEST(ProcessState, DeadDataCostsMergesNeverSoundness) {
+  FakeSystem kv(zeros(3), set_cell_and_scratch);
+  kv.set_process(kv_process(StateKind::kProcess, 0));
+  const Result<Report> report =
+      check_kv(kv, options_for(StateKind::kProcess), {});
+  ASSERT_TRUE(report.ok()) << error_of(report);
+  EXPECT_FALSE(report->abstraction);
+  EXPECT_TRUE(report->complete);
+  // (0,0,0), (1,0,a), (0,1,b), (1,1,b), (1,1,a).
+  EXPECT_EQ(report->distinct_states, 5U);
+  EXPECT_EQ(report->transitions, 10U);
+  EXPECT_EQ(report->dedup_merges, 6U);
+  EXPECT_EQ(report->heap.allocator, "fake");
+  // The initial state's observation (one of its two runs), then one per
+  // transition; 3 bytes each.
+  EXPECT_EQ(report->runs_measured, 1U + 10U);
+  EXPECT_EQ(report->bytes_read, 3U * (1U + 10U));
+}
+
+// Without dead data the whole process reproduces the seed's table.
+TEST(ProcessState, KvDiamondWithoutRegions) {
+  FakeSystem kv(zeros(3), kv::set_cell);
+  kv.set_process(kv_process(StateKind::kProcess, 0));
+  const Result<Report> report =
+      check_kv(kv, options_for(StateKind::kProcess), {});
+  ASSERT_TRUE(report.ok()) << error_of(report);
+  EXPECT_EQ(report->distinct_states, 4U);
+  EXPECT_EQ(report->dedup_merges, 5U);
+  EXPECT_EQ(report->transitions, 8U);
+}
+
+// A merge whose state's process was not read is not audited, and the
+// count says so: merges 0 of 5.
+TEST(RegionAudit, UnreadProcessesAreNotCounted) {
+  FakeSystem kv(zeros(3), set_cell_and_scratch);
+  FakeProcess process = kv_process(StateKind::kRegions, 2);
+  process.audit = false;
+  kv.set_process(process);
+  const Result<Report> report =
+      check_kv(kv, options_for(StateKind::kRegions), kCells);
+  ASSERT_TRUE(report.ok()) << error_of(report);
+  EXPECT_EQ(report->dedup_merges, 5U);
+  ASSERT_TRUE(report->abstraction);
+  EXPECT_EQ(report->abstraction->merges, 0U);
+  EXPECT_EQ(report->abstraction->lossy_merges, 0U);
+}
+
+// A heap byte that differs between runs is named where it is.
+TEST(ProcessState, VolatileBytesNamedByLocation) {
+  const auto noisy = [](std::size_t run, std::size_t, Bytes &state) {
+    state[2] = static_cast<std::byte>(run);
+  };
+  FakeSystem kv(zeros(3), kv::set_cell);
+  kv.set_process(kv_process(StateKind::kProcess, 0));
+  kv.set_noise(noisy);
+  EXPECT_EQ(error_of(check_kv(kv, options_for(StateKind::kProcess), {})),
+            "nondeterminism: the initial state differs between two runs at " +
+                kScratch.describe() +
+                " (uninitialised memory or an uncontrolled clock?); "
+                "--mask-volatile masks such bytes and lists them");
+
+  FakeSystem masked(zeros(3), kv::set_cell);
+  masked.set_process(kv_process(StateKind::kProcess, 0));
+  masked.set_noise(noisy);
+  Options options = options_for(StateKind::kProcess, 2);
+  options.mask_volatile = true;
+  const Result<Report> report = check_kv(masked, options, {});
+  ASSERT_TRUE(report.ok()) << error_of(report);
+  EXPECT_EQ(report->distinct_states, 4U);
+  EXPECT_EQ(report->dedup_merges, 5U);
+  EXPECT_EQ(report->masked, (std::vector<std::string>{kScratch.describe()}));
+  EXPECT_EQ(report->restarts, 1U);
+}
+
+// An executor that reads only the parent state and the state after the
+// step: its fingerprints are of the last two states of the path.
+class LastTwoStates final : public tracer::Executor {
+public:
+  explicit LastTwoStates(FakeSystem &system) : inner_(system) {}
+  Result<tracer::Observation> run(std::span<const ActionId> path) override {
+    Result<tracer::Observation> seen = inner_.run(path);
+    if (seen && seen->fingerprints.size() > 2)
+      seen->fingerprints.erase(seen->fingerprints.begin(),
+                               seen->fingerprints.end() - 2);
+    return seen;
+  }
+
+private:
+  fake::FakeExecutor inner_;
+};
+
+TEST(ProcessState, ReplaysCheckOnlyTheStatesRead) {
+  FakeSystem kv(zeros(3), kv::set_cell);
+  kv.set_process(kv_process(StateKind::kProcess, 0));
+  const ExecutorFactory factory = [&kv] {
+    return std::make_unique<LastTwoStates>(kv);
+  };
+  const NoProperty none;
+  Options options = options_for(StateKind::kProcess);
+  const Result<Report> report = breadth_first(factory, 2, none, {}, options);
+  ASSERT_TRUE(report.ok()) << error_of(report);
+  EXPECT_EQ(report->distinct_states, 4U);
+  EXPECT_EQ(report->dedup_merges, 5U);
+  EXPECT_EQ(report->transitions, 8U);
+}
+
+TEST(MergeAudit, DescribesTheDifferingRun) {
+  decoder::CanonicalState a;
+  a.bytes = {std::byte{'k'}, std::byte{'x'}, std::byte{'y'}, std::byte{'z'}};
+  a.pieces = {{"heap chunk 5 (32 B)", 0, 4}};
+  decoder::CanonicalState b = a;
+  b.bytes[1] = std::byte{'p'};
+  b.bytes[2] = std::byte{0};
+  const decoder::Location at{"heap chunk 5 (32 B)", 1};
+  EXPECT_EQ(describe_difference(a, b, at), at.describe() + " 'xy' vs 'p\\x00'");
+  b.pieces = {{"heap chunk 6 (32 B)", 0, 4}};
+  EXPECT_EQ(describe_difference(a, b, at),
+            "heap chunk 5 (32 B) in one state only");
+}
+
+} // namespace
+} // namespace cmc::search
