@@ -179,6 +179,27 @@ std::optional<Symbol> ElfFile::find_section(std::string_view name) const {
   return std::nullopt;
 }
 
+std::vector<Symbol> ElfFile::writable_sections() const {
+  std::vector<Symbol> sections;
+  std::size_t names = 0;
+  if (elf_getshdrstrndx(elf_.get(), &names) != 0)
+    return sections;
+  Elf_Scn *section = nullptr;
+  while ((section = elf_nextscn(elf_.get(), section)) != nullptr) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(section, &shdr) == nullptr ||
+        (shdr.sh_flags & (SHF_ALLOC | SHF_WRITE | SHF_TLS)) !=
+            (SHF_ALLOC | SHF_WRITE) ||
+        shdr.sh_size == 0)
+      continue;
+    const char *name = elf_strptr(elf_.get(), names, shdr.sh_name);
+    sections.push_back(
+        Symbol{name != nullptr ? name : "?", shdr.sh_addr, shdr.sh_size});
+  }
+  std::ranges::sort(sections, {}, &Symbol::value);
+  return sections;
+}
+
 std::vector<CodeRange> ElfFile::code() const {
   std::vector<CodeRange> ranges;
   Elf_Scn *section = nullptr;

@@ -75,6 +75,9 @@ public:
   // A section the program loads (SHF_ALLOC), by name (".bss", ".data"):
   // its address and size as a Symbol. Section headers survive stripping.
   [[nodiscard]] std::optional<Symbol> find_section(std::string_view name) const;
+  // The loaded writable sections (.data, .bss, ...; not the TLS templates,
+  // which are copied elsewhere), by address.
+  [[nodiscard]] std::vector<Symbol> writable_sections() const;
 
   // Defined function symbols of .symtab and .dynsym, by address, once each.
   [[nodiscard]] std::vector<Symbol> functions() const;

@@ -433,8 +433,10 @@ Result<Outcome> Search::check_replay(const Transition &transition,
   const std::vector<Fingerprint> recorded =
       store_.fingerprints_along(transition.from);
   for (std::size_t k = first_read; k < recorded.size(); ++k) {
-    if (identity(observation.fingerprints[k - first_read], path.first(k)) ==
-        recorded[k])
+    const Fingerprint &seen_fingerprint =
+        observation.fingerprints[k - first_read];
+    if (seen_fingerprint == tracer::kNotRead ||
+        identity(seen_fingerprint, path.first(k)) == recorded[k])
       continue;
     // The run's own bytes of that state, where the observation has them.
     std::span<const std::byte> seen;

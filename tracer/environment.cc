@@ -72,6 +72,12 @@ Result<void> Environment::take_control(Tracee &tracee) {
     if (!error)
       scan_tsc_ahead(exe);
   }
+  // ld.so reads the TSC before the entry, where the prctl or the
+  // libraries' patches take effect: its load and relocation times stay in
+  // its .bss, bytes of the whole-process state. Its sites (and the
+  // program's) are patched now.
+  if (auto patched = tsc_.patch_mapped(tracee); !patched)
+    return patched;
   const auto entry = decoder::auxv_value(auxv, AT_ENTRY);
   if (!entry)
     return Error{"the target's auxiliary vector has no AT_ENTRY"};

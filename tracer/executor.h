@@ -82,10 +82,17 @@ enum class StateKind {
   kRegions, // the declared regions (--region), audited
 };
 
+// An entry of Observation::fingerprints for a state that was not read.
+inline constexpr Fingerprint kNotRead{};
+
 // What one replay of a path showed.
 struct Observation {
   // fingerprints[i] is the state after i steps; [0] is the initial state.
   // With a fault at step k it holds the k+1 states reached before it.
+  // A whole-process state (StateKind::kProcess, kRaw) costs a capture:
+  // unless images are kept, only the last state and the one before it
+  // (the state the last step starts from) are read, the others are
+  // kNotRead. With kRegions every state is read.
   std::vector<Fingerprint> fingerprints;
   // Region bytes of the state before the last step (empty for an empty path)
   // and after it (empty when the last step faulted).

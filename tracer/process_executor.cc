@@ -34,17 +34,11 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
     return started.error();
   TargetRun &target = *started;
   Observation seen;
-  auto state = read_state(target);
-  if (!state)
-    return state.error();
-  auto files = target.read_files();
-  if (!files)
-    return files.error();
-  seen.fingerprints.push_back(target.fingerprint(*state, *files));
-  if (keep_states_)
-    seen.states.push_back(*state);
+  Reading now;
+  if (auto observed = observe(target, 0, path.size(), seen, now); !observed)
+    return observed.error();
   for (std::size_t step = 0; step < path.size(); ++step) {
-    seen.before = std::move(*state);
+    seen.before = std::move(now.state);
     auto fault = target.step(path[step]);
     if (!fault)
       return fault.error();
@@ -56,20 +50,71 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
       seen.sources = target.session().environment().sources();
       return seen;
     }
-    state = read_state(target);
-    if (!state)
-      return state.error();
-    files = target.read_files();
-    if (!files)
-      return files.error();
-    seen.fingerprints.push_back(target.fingerprint(*state, *files));
-    if (keep_states_)
-      seen.states.push_back(*state);
+    if (auto observed = observe(target, step + 1, path.size(), seen, now);
+        !observed)
+      return observed.error();
   }
-  seen.after = std::move(*state);
-  seen.files_after = std::move(*files);
+  seen.after = std::move(now.state);
+  seen.files_after = std::move(now.files);
   seen.sources = target.session().environment().sources();
   return seen;
+}
+
+Result<void> ProcessExecutor::observe(const TargetRun &target,
+                                      std::size_t taken, std::size_t steps,
+                                      Observation &seen, Reading &now) {
+  auto state = read_state(target);
+  if (!state)
+    return state.error();
+  auto files = target.read_files();
+  if (!files)
+    return files.error();
+  std::optional<Fingerprint> process;
+  if (reads_process(taken, steps)) {
+    auto canonical = read_process(target, seen);
+    if (!canonical)
+      return canonical.error();
+    process = target.fingerprint(
+        std::as_bytes(std::span(&canonical->fingerprint, 1)), *files);
+    if (keep_images_)
+      seen.images.push_back(std::move(*canonical));
+  }
+  if (spec_->state != StateKind::kRegions)
+    seen.fingerprints.push_back(process.value_or(kNotRead));
+  else {
+    seen.fingerprints.push_back(target.fingerprint(*state, *files));
+    if (spec_->audit && taken == steps)
+      seen.process_after = process;
+  }
+  if (keep_states_)
+    seen.states.push_back(*state);
+  now = {std::move(*state), std::move(*files)};
+  return {};
+}
+
+bool ProcessExecutor::reads_process(std::size_t taken,
+                                    std::size_t steps) const {
+  if (keep_images_)
+    return true;
+  if (spec_->state == StateKind::kRegions)
+    return spec_->audit && taken == steps;
+  return taken + 1 >= steps;
+}
+
+Result<decoder::CanonicalState>
+ProcessExecutor::read_process(const TargetRun &target, Observation &seen) {
+  auto image = target.read_process(capture_);
+  if (!image)
+    return image.error();
+  const decoder::CanonicalOptions options{spec_->state == StateKind::kRaw
+                                              ? decoder::HeapModel::kRaw
+                                              : decoder::HeapModel::kCanonical,
+                                          keep_images_, process_mask_};
+  decoder::CanonicalState canonical = decoder::canonicalize(*image, options);
+  seen.heap = canonical.heap;
+  seen.bytes_read = image->bytes_read;
+  seen.bytes_hashed = canonical.bytes_hashed;
+  return canonical;
 }
 
 Result<std::vector<std::byte>>

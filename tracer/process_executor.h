@@ -9,6 +9,7 @@
 
 #include "tracer/executor.h"
 #include "tracer/network_namespace.h"
+#include "tracer/process_capture.h"
 #include "tracer/target_run.h"
 #include "tracer/tracee.h"
 
@@ -25,9 +26,31 @@ public:
   void set_mask(std::span<const std::size_t> offsets) override {
     mask_.assign(offsets.begin(), offsets.end());
   }
+  void set_process_mask(std::span<const decoder::Location> mask) override {
+    process_mask_.assign(mask.begin(), mask.end());
+  }
+  void keep_images() override { keep_images_ = true; }
 
 private:
+  // A state of the run as read: its region bytes and files.
+  struct Reading {
+    std::vector<std::byte> state;
+    std::vector<FileDigest> files;
+  };
   [[nodiscard]] Result<Observation> replay(std::span<const ActionId> path);
+  // Reads the state after taken of the path's steps steps into seen (its
+  // fingerprint, and what else seen keeps of it) and now.
+  [[nodiscard]] Result<void> observe(const TargetRun &target, std::size_t taken,
+                                     std::size_t steps, Observation &seen,
+                                     Reading &now);
+  // Whether that state's whole process is read: each one for kept
+  // images; else for kRegions the last one when audited, for the whole
+  // process the last one and the one its last step starts from (which
+  // the search recorded: replay checks it).
+  [[nodiscard]] bool reads_process(std::size_t taken, std::size_t steps) const;
+  // The canonical whole process now, its cost in seen.
+  [[nodiscard]] Result<decoder::CanonicalState>
+  read_process(const TargetRun &target, Observation &seen);
   // The region bytes now, the masked ones zeroed.
   [[nodiscard]] Result<std::vector<std::byte>>
   read_state(const TargetRun &target) const;
@@ -42,6 +65,9 @@ private:
   bool located_ = false;
   std::vector<std::size_t> mask_; // offsets read as zero
   bool keep_states_ = false;
+  ProcessCapture capture_;
+  std::vector<decoder::Location> process_mask_;
+  bool keep_images_ = false;
 };
 
 // Pins the calling thread to one CPU of those cmc may use, a different one

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -108,6 +109,28 @@ Result<void> read_memory(pid_t pid, std::span<const iovec> remote,
   if (static_cast<std::size_t>(got) != local.size())
     return Error{fmt::format("process_vm_readv on pid {}: read {} of {} bytes",
                              pid, got, local.size())};
+  return {};
+}
+
+Result<void> read_memory_scattered(pid_t pid, std::span<const iovec> remote,
+                                   std::span<const iovec> local) {
+  CMC_CHECK(remote.size() == local.size(), "one local range per remote one");
+  for (std::size_t first = 0; first < remote.size(); first += IOV_MAX) {
+    const std::size_t count =
+        std::min<std::size_t>(IOV_MAX, remote.size() - first);
+    std::size_t length = 0;
+    for (std::size_t i = first; i < first + count; ++i)
+      length += local[i].iov_len;
+    const ssize_t got =
+        process_vm_readv(pid, &local[first], count, &remote[first], count, 0);
+    if (got < 0)
+      return errno_error("process_vm_readv", pid);
+    // It stops at the first range it cannot read.
+    if (static_cast<std::size_t>(got) != length)
+      return Error{fmt::format("process_vm_readv on pid {}: read {} of {} "
+                               "bytes",
+                               pid, got, length)};
+  }
   return {};
 }
 

@@ -58,6 +58,12 @@ struct GroupEvent {
 [[nodiscard]] Result<void> read_memory(pid_t pid, std::span<const iovec> remote,
                                        std::span<std::byte> local);
 
+// Reads each remote range into the local range of the same index and
+// length, IOV_MAX ranges per process_vm_readv.
+[[nodiscard]] Result<void> read_memory_scattered(pid_t pid,
+                                                 std::span<const iovec> remote,
+                                                 std::span<const iovec> local);
+
 // Writes local to the remote address: writable memory only.
 [[nodiscard]] Result<void> write_memory(pid_t pid, std::uint64_t address,
                                         std::span<const std::byte> local);

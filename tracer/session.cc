@@ -331,6 +331,16 @@ std::string Session::waits_in() const {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
+std::vector<Session::ThreadRegisters> Session::thread_registers() const {
+  std::map<std::size_t, ThreadRegisters> threads;
+  for (const auto &[tid, thread] : threads_)
+    threads[thread.index] = {tid, thread.entered};
+  std::vector<ThreadRegisters> ordered;
+  for (const auto &[index, thread] : threads)
+    ordered.push_back(thread);
+  return ordered;
+}
+
 Fault Session::fault_of(const WaitStatus &status) const {
   if (tracee_.lease().expired())
     return Fault{Fault::Kind::kHang};
@@ -392,6 +402,7 @@ Result<Session::Next> Session::on_seccomp_stop(Thread &thread) {
   auto regs = tracee_.registers();
   if (!regs)
     return regs.error();
+  thread.entered = *regs;
   // rip is past the instruction: syscall, sysenter and int 0x80 are 2 bytes.
   CMC_LOG_DEBUG("tracer", "tid {}: {} ({}) at {:#x}", tracee_.focused(),
                 call->name, static_cast<long>(regs->orig_rax), regs->rip - 2);

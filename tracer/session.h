@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tracer/environment.h"
 #include "tracer/executor.h"
@@ -73,6 +74,14 @@ public:
   // The calls the threads of a quiescent target wait in, each named once,
   // in order of the threads' creation: "epoll_wait", "accept, futex".
   [[nodiscard]] std::string waits_in() const;
+  // The threads of a quiescent target in order of creation, each with its
+  // registers as it entered the call it waits in. A parked thread sleeps
+  // in the kernel, not stopped: PTRACE_GETREGS cannot reach it.
+  struct ThreadRegisters {
+    pid_t id = 0;
+    user_regs_struct registers{};
+  };
+  [[nodiscard]] std::vector<ThreadRegisters> thread_registers() const;
 
 private:
   // The call a quiescent thread is stopped in.
@@ -104,6 +113,8 @@ private:
     // The watcher wants the result of the call entered last, which runs:
     // resumed to its syscall-exit stop.
     bool awaiting_exit = false;
+    // Its registers at its last seccomp stop.
+    user_regs_struct entered{};
   };
 
   // What to do with a thread at a seccomp stop.

@@ -198,6 +198,28 @@ Fingerprint TargetRun::fingerprint(std::span<const std::byte> state,
                  (closed * 0xc2b2ae3d27d4eb4fULL) ^ combined_hash(files));
 }
 
+namespace {
+
+std::uint16_t port_of(const sockaddr_storage &address) {
+  if (address.ss_family == AF_INET6)
+    return ntohs(reinterpret_cast<const sockaddr_in6 &>(address).sin6_port);
+  return ntohs(reinterpret_cast<const sockaddr_in &>(address).sin_port);
+}
+
+} // namespace
+
+Result<decoder::ProcessImage>
+TargetRun::read_process(ProcessCapture &capture) const {
+  CaptureContext context{session_->thread_registers(),
+                         {port_of(address_), {}},
+                         tracee_->files().workdir()};
+  for (const std::optional<Connection> &connection : connections_)
+    context.sockets.client_ports.push_back(
+        connection ? std::optional(port_of(connection->local()))
+                   : std::nullopt);
+  return capture.capture(*tracee_, context);
+}
+
 std::vector<std::string> TargetRun::drain() {
   std::vector<std::string> received =
       std::exchange(received_, std::vector<std::string>(connections_.size()));

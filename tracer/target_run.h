@@ -12,6 +12,7 @@
 #include "decoder/region.h"
 #include "tracer/connection.h"
 #include "tracer/executor.h"
+#include "tracer/process_capture.h"
 #include "tracer/session.h"
 #include "tracer/target_socket.h"
 #include "tracer/tracee.h"
@@ -89,12 +90,17 @@ public:
   [[nodiscard]] Result<std::vector<std::byte>> read_state() const {
     return reader_.read(*tracee_);
   }
+  // The whole process now (ProcessCapture::capture).
+  [[nodiscard]] Result<decoder::ProcessImage>
+  read_process(ProcessCapture &capture) const;
   // The files the target may write, now (RunFiles::digest).
   [[nodiscard]] Result<std::vector<FileDigest>> read_files() const {
     return tracee_->files().digest();
   }
-  // The fingerprint of a state read now: its bytes, its files and the
-  // session's hidden state (the virtual clock, deadlines).
+  // The fingerprint of a state read now: its bytes (the region bytes, or
+  // the fingerprint of the canonical whole process), its files and the
+  // session's hidden state (the virtual clock, deadlines, which clients
+  // are connected).
   [[nodiscard]] Fingerprint
   fingerprint(std::span<const std::byte> state,
               std::span<const FileDigest> files) const;
