@@ -1,0 +1,33 @@
+#include "tests/integration/json_report.h"
+
+#include <array>
+#include <string_view>
+
+namespace cmc::testing {
+namespace {
+
+bool is_timing(std::string_view key) {
+  constexpr std::array<std::string_view, 3> kUnits{"_s", "_ms", "_us"};
+  for (const std::string_view unit : kUnits)
+    if (key.size() > unit.size() && key.ends_with(unit))
+      return true;
+  return false;
+}
+
+} // namespace
+
+nlohmann::json without_timings(nlohmann::json report) {
+  if (report.is_array()) {
+    for (auto &item : report)
+      item = without_timings(std::move(item));
+  } else if (report.is_object()) {
+    nlohmann::json kept = nlohmann::json::object();
+    for (auto &[key, value] : report.items())
+      if (!is_timing(key))
+        kept[key] = without_timings(value);
+    report = std::move(kept);
+  }
+  return report;
+}
+
+} // namespace cmc::testing
