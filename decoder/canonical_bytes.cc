@@ -40,18 +40,13 @@ CanonicalBytes::CanonicalBytes(std::vector<std::byte> &out,
                                const ProcessImage &image, bool names)
     : out_(out), names_(names) {
   out_.clear();
+  // offsetof(struct pthread, tid) in glibc 2.36 for x86-64; a thread's
+  // fs_base points at its struct pthread. Checked: the id must be there.
+  constexpr std::uint64_t kTidOffset = 0x2d0;
   for (std::size_t i = 0; i < image.threads.size(); ++i)
-    thread_ids_.emplace_back(image.threads[i].id,
-                             static_cast<std::uint32_t>(i + 1));
-  if (image.pid != 0 &&
-      std::none_of(thread_ids_.begin(), thread_ids_.end(),
-                   [&](const auto &t) { return t.first == image.pid; }))
-    thread_ids_.emplace_back(image.pid, 1);
-  std::sort(thread_ids_.begin(), thread_ids_.end());
-  if (!thread_ids_.empty()) {
-    lowest_id_ = thread_ids_.front().first;
-    highest_id_ = thread_ids_.back().first;
-  }
+    thread_ids_.push_back(
+        ThreadId{image.threads[i].registers.fs_base + kTidOffset,
+                 image.threads[i].id, static_cast<std::uint32_t>(i + 1)});
 }
 
 PieceBytes CanonicalBytes::append(std::uint64_t kind, std::uint64_t header,
@@ -94,22 +89,21 @@ PieceBytes CanonicalBytes::add_chunk(std::size_t number,
 }
 
 void CanonicalBytes::mark_thread_ids(PieceBytes piece,
-                                     std::size_t index) const {
-  if (thread_ids_.empty())
-    return;
-  for (std::size_t half = 0; half < 2; ++half) {
+                                     std::uint64_t address) const {
+  for (const ThreadId &thread : thread_ids_) {
+    if (thread.address < address ||
+        thread.address + sizeof(thread.id) > address + piece.size ||
+        thread.address % sizeof(thread.id) != 0)
+      continue;
+    const std::size_t offset = thread.address - address;
     std::uint32_t value = 0;
-    auto *at = piece.data + index * 8 + half * 4;
-    std::memcpy(&value, at, sizeof(value));
-    if (value - lowest_id_ > highest_id_ - lowest_id_)
+    std::memcpy(&value, piece.data + offset, sizeof(value));
+    if (value != thread.id)
       continue;
-    const auto found = std::lower_bound(thread_ids_.begin(), thread_ids_.end(),
-                                        std::pair{value, 0U});
-    if (found == thread_ids_.end() || found->first != value)
-      continue;
-    std::memcpy(at, &found->second, sizeof(found->second));
+    std::memcpy(piece.data + offset, &thread.number, sizeof(thread.number));
+    const std::size_t index = offset / 8;
     piece.tokens[index / 2] |= static_cast<std::uint8_t>(
-        (half == 0 ? kLowThread : kHighThread) << (index % 2 * 4));
+        (offset % 8 == 0 ? kLowThread : kHighThread) << (index % 2 * 4));
   }
 }
 

@@ -63,18 +63,13 @@ public:
   // Heap chunk number (from 1) of usable_size bytes.
   PieceBytes add_chunk(std::size_t number, std::span<const std::byte> bytes);
 
-  // Thread ids in the 4-byte halves of word index (not a token) become the
-  // thread's number: the kernel gives a thread another id each run, so the
-  // id itself is no state.
-  void mark_thread_ids(PieceBytes piece, std::size_t index) const;
-  // Whether either half of word is in the range of thread ids (cheap: most
-  // words are not, and need no lookup).
-  [[nodiscard]] bool may_hold_thread_id(std::uint64_t word) const {
-    const auto low = static_cast<std::uint32_t>(word);
-    const auto high = static_cast<std::uint32_t>(word >> 32);
-    return low - lowest_id_ <= highest_id_ - lowest_id_ ||
-           high - lowest_id_ <= highest_id_ - lowest_id_;
-  }
+  // Each thread's id in its thread control block (glibc's struct pthread,
+  // at fs_base) becomes the thread's number where the piece, the bytes of
+  // the target at address, holds it: the kernel gives a thread another id
+  // each run (pids are small numbers that wrap, so a plain value equal to
+  // one is no evidence of an id). Ids the program copied elsewhere (a
+  // stored getpid()) stay as they are: volatile bytes, named as such.
+  void mark_thread_ids(PieceBytes piece, std::uint64_t address) const;
 
   // Zeroes the masked bytes (and drops their words' tokens).
   void apply_mask(std::span<const Location> mask);
@@ -91,10 +86,12 @@ private:
   std::vector<std::byte> &out_;
   bool names_;
   std::vector<StatePiece> pieces_;
-  // (id, number) sorted by id; the pid is thread 1's number.
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> thread_ids_;
-  std::uint32_t lowest_id_ = 0;
-  std::uint32_t highest_id_ = 0;
+  struct ThreadId {
+    std::uint64_t address; // of the id in the thread's control block
+    std::uint32_t id;
+    std::uint32_t number;
+  };
+  std::vector<ThreadId> thread_ids_;
 };
 
 // The piece names of a registers piece's words, in user_regs_struct order.

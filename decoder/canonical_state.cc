@@ -81,19 +81,15 @@ std::span<const std::byte> bytes_of(const user_regs_struct &registers) {
   return {reinterpret_cast<const std::byte *>(&registers), sizeof(registers)};
 }
 
-// Makes each pointer resolve() knows a token, and each thread id in a word
-// that is no pointer the thread's number: one pass over the piece.
+// Makes each pointer resolve() knows a token.
 template <typename Resolve>
-void tokenize(PieceBytes piece, const Resolve &resolve,
-              const CanonicalBytes &out) {
+void tokenize(PieceBytes piece, const Resolve &resolve) {
   for (std::size_t i = 0; i < piece.words(); ++i) {
     const std::uint64_t word = piece.word(i);
     if (word == 0)
       continue;
     if (const auto token = resolve(word); token.bit != 0)
       piece.set_token(i, token.value, token.bit);
-    else if (out.may_hold_thread_id(word))
-      out.mark_thread_ids(piece, i);
   }
 }
 
@@ -141,12 +137,13 @@ void write_roots(const ProcessImage &image, const Mappings &mappings,
     auto piece = out.add_named(
         segment.name, heap == nullptr ? segment.address : 0, segment.bytes);
     blank_bookkeeping(heap, i, segment, piece);
-    tokenize(piece, resolve, out);
+    tokenize(piece, resolve);
+    out.mark_thread_ids(piece, segment.address);
   }
   for (std::size_t i = 0; i < image.threads.size(); ++i) {
     auto piece = out.add_named(fmt::format("registers of thread {}", i + 1), 0,
                                bytes_of(image.threads[i].registers));
-    tokenize(piece, resolve, out);
+    tokenize(piece, resolve);
   }
   for (const auto &descriptor : image.descriptors) {
     const auto bytes = descriptor_bytes(descriptor);
@@ -245,7 +242,8 @@ HeapSummary write_canonical(const ProcessImage &image, const GlibcHeap &heap,
                            .subspan(chunk.user_begin() - segment.address,
                                     chunk.user_end() - chunk.user_begin());
     auto piece = out.add_chunk(number, bytes);
-    tokenize(piece, resolve, out);
+    tokenize(piece, resolve);
+    out.mark_thread_ids(piece, chunk.user_begin());
   }
   HeapSummary summary;
   summary.allocator =

@@ -21,12 +21,12 @@ ProcessImage small_image(std::uint32_t tid) {
   data.address = 0x404000;
   data.bytes.resize(64);
   put(data, 0, 0x1122334455667788ULL);
-  put(data, 16, tid); // a stored thread id (getpid's result)
+  put(data, 16, tid); // the thread's id in its control block
   image.memory.push_back(std::move(data));
   ThreadImage thread;
   thread.id = tid;
   thread.registers.rsp = 0x7ffffffde000;
-  thread.registers.rax = tid;
+  thread.registers.fs_base = 0x404000 + 16 - 0x2d0; // struct pthread
   image.threads.push_back(thread);
   DescriptorImage fd;
   fd.fd = 3;
@@ -64,7 +64,8 @@ TEST(CanonicalState, ThreadIdsAreHashedAsTheThreadsNumber) {
   const auto b = canonicalize(small_image(4242), raw_kept());
   EXPECT_EQ(a.fingerprint, b.fingerprint);
   EXPECT_TRUE(differences(a, b).empty());
-  // The same value when it is no thread's id is plain data.
+  // The same value when it is not the thread's id is plain data; so is the
+  // id anywhere but in the thread's control block.
   auto other = small_image(4242);
   put(other.memory[0], 16, 100);
   const auto c = canonicalize(other, raw_kept());
@@ -72,6 +73,12 @@ TEST(CanonicalState, ThreadIdsAreHashedAsTheThreadsNumber) {
   const auto where = differences(a, c);
   ASSERT_FALSE(where.empty());
   EXPECT_EQ(where.front(), (Location{".data of prog", 16}));
+  auto copied = small_image(100);
+  put(copied.memory[0], 24, 100);
+  auto copied_again = small_image(4242);
+  put(copied_again.memory[0], 24, 4242);
+  EXPECT_NE(canonicalize(copied, raw_kept()).fingerprint,
+            canonicalize(copied_again, raw_kept()).fingerprint);
 }
 
 TEST(CanonicalState, DifferencesNameTheBytesAndTheMaskHidesThem) {

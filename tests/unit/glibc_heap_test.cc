@@ -24,6 +24,7 @@ namespace {
 struct Recorded {
   ProcessImage image;
   std::map<std::string, std::uint64_t> marks;
+  std::uint64_t fs_base = 0; // the thread's control block
 };
 
 MemoryKind kind_named(const std::string &kind) {
@@ -50,7 +51,7 @@ Recorded read_image(const std::filesystem::path &path) {
     if (word == "end")
       break;
     if (word == "pid") {
-      line >> recorded.image.pid;
+      line >> recorded.image.pid >> std::hex >> recorded.fs_base;
     } else if (word == "mark") {
       std::string name;
       line >> name >> std::hex >> recorded.marks[name];
@@ -74,6 +75,7 @@ Recorded read_image(const std::filesystem::path &path) {
   }
   ThreadImage thread;
   thread.id = recorded.image.pid;
+  thread.registers.fs_base = recorded.fs_base;
   recorded.image.threads.push_back(thread);
   return recorded;
 }
