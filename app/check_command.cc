@@ -31,6 +31,12 @@ tracer::StateKind state_kind(const CheckOptions &options) {
     return tracer::StateKind::kRaw;
   if (dedup == "process")
     return tracer::StateKind::kProcess;
+  if (dedup == "path") {
+    if (!options.max_depth)
+      usage("--dedup path needs --max-depth: with no merges the tree of "
+            "paths has no end");
+    return tracer::StateKind::kPath;
+  }
   if (!regions)
     usage("--dedup regions needs a --region: the regions are then the state");
   return tracer::StateKind::kRegions;
@@ -170,10 +176,12 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
       .add_option("--dedup", options.dedup,
                   "What a state is: process (the whole process, heap "
                   "canonical), raw (the whole process, every byte as read) "
-                  "or regions (the --region bytes; every merge audited "
-                  "against the whole process). Default: regions with "
+                  "regions (the --region bytes; every merge audited "
+                  "against the whole process) or path (each path its own "
+                  "state, nothing merges: for a target whose state differs "
+                  "between runs; needs --max-depth). Default: regions with "
                   "--region, else process")
-      ->check(CLI::IsMember({"process", "raw", "regions"}));
+      ->check(CLI::IsMember({"process", "raw", "regions", "path"}));
   check.add_flag("--strict", options.strict,
                  "With --dedup regions: a merge of two states whose whole "
                  "processes differ is an error (exit 3), not a caveat");

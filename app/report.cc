@@ -53,6 +53,8 @@ std::string_view state_name(tracer::StateKind state) {
     return "process";
   case tracer::StateKind::kRaw:
     return "raw";
+  case tracer::StateKind::kPath:
+    return "path";
   case tracer::StateKind::kRegions:
     break;
   }
@@ -91,6 +93,8 @@ void print_state_kind(std::FILE *out, const search::Report &report,
                           "process, {} lossy",
                           report.abstraction->merges, report.dedup_merges,
                           report.abstraction->lossy_merges);
+  } else if (spec.state == tracer::StateKind::kPath) {
+    text = "each path (--dedup path: nothing merges)";
   } else {
     text = fmt::format(
         "the whole process{} (--dedup {})",

@@ -182,7 +182,8 @@ Search::Search(const ExecutorFactory &factory, std::size_t alphabet_size,
       parallelism_(tbb::global_control::max_allowed_parallelism, concurrency_),
       arena_(concurrency_), executors_([this] { return make_executor(); }),
       probe_(make_executor()), progress_(options.progress, start_) {
-  if (options.state != tracer::StateKind::kRegions)
+  if (options.state == tracer::StateKind::kProcess ||
+      options.state == tracer::StateKind::kRaw)
     probe_->keep_images();
   if (options.audit)
     report_.abstraction.emplace();
@@ -336,16 +337,19 @@ bool Search::taken_before(std::span<const ActionId> path) const {
 
 // The state the search sees after prefix, whose executor fingerprint is
 // given. With --once the set of messages taken is part of it (in any
-// order), since it decides which steps are left.
+// order), since it decides which steps are left; with StateKind::kPath
+// the path itself is.
 Fingerprint Search::identity(const Fingerprint &fingerprint,
                              std::span<const ActionId> prefix) const {
-  if (options_.once_actions == 0)
+  const bool path = options_.state == tracer::StateKind::kPath;
+  if (options_.once_actions == 0 && !path)
     return fingerprint;
   std::vector<std::uint64_t> words{fingerprint.low, fingerprint.high};
   for (const ActionId action : prefix)
-    if (action < options_.once_actions)
+    if (path || action < options_.once_actions)
       words.push_back(action);
-  std::sort(words.begin() + 2, words.end());
+  if (!path)
+    std::sort(words.begin() + 2, words.end());
   return fingerprint_of(std::as_bytes(std::span(words)));
 }
 

@@ -80,6 +80,10 @@ enum class StateKind {
   kProcess, // the whole process, with a canonical glibc heap (default)
   kRaw,     // the whole process, every byte as read
   kRegions, // the declared regions (--region), audited
+  // Each path is its own state: nothing is read to tell states apart and
+  // nothing merges (for a target whose state cmc cannot read the same way
+  // twice: threads that map memory in the order the scheduler decides).
+  kPath,
 };
 
 // An entry of Observation::fingerprints for a state that was not read.

@@ -79,7 +79,7 @@ Result<void> ProcessExecutor::observe(const TargetRun &target,
     if (keep_images_)
       seen.images.push_back(std::move(*canonical));
   }
-  if (spec_->state != StateKind::kRegions)
+  if (spec_->state != StateKind::kRegions && spec_->state != StateKind::kPath)
     seen.fingerprints.push_back(process.value_or(kNotRead));
   else {
     seen.fingerprints.push_back(target.fingerprint(*state, *files));
@@ -96,7 +96,7 @@ bool ProcessExecutor::reads_process(std::size_t taken,
                                     std::size_t steps) const {
   if (keep_images_)
     return true;
-  if (spec_->state == StateKind::kRegions)
+  if (spec_->state == StateKind::kRegions || spec_->state == StateKind::kPath)
     return spec_->audit && taken == steps;
   return taken + 1 >= steps;
 }

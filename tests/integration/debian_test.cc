@@ -88,6 +88,7 @@ std::vector<std::string> memcached_check(std::vector<std::string> extra) {
   std::vector<std::string> args{"check",       "-q",
                                 "--json",      "-",
                                 "--max-depth", "3",
+                                "--dedup",     "path",
                                 "--client",    "A",
                                 "-m",          "add lock 0 0 1\\r\\nA\\r\\n",
                                 "-m",          "delete lock\\r\\n",
