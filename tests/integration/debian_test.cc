@@ -268,7 +268,8 @@ nlohmann::json mosquitto_check(const std::string &config) {
                                "--json",
                                "-",
                                "--once",
-                               "--mask-volatile",
+                               "--dedup",
+                               "path",
                                "--max-depth",
                                "4",
                                "--client",
@@ -333,7 +334,7 @@ TEST_F(Debian, LighttpdClosesAndTheNextRequestReconnects) {
   EXPECT_NE(run.out.find("closed by the server"), std::string::npos);
   const Outcome check =
       run_cmc({"check", "-q", "--json", "-", "-m", get, "--max-depth", "3",
-               "--mask-volatile", "--forbid-response", "HTTP/1.0 [45]", "--",
+               "--dedup", "path", "--forbid-response", "HTTP/1.0 [45]", "--",
                "/usr/sbin/lighttpd", "-D", "-f", config.path()});
   ASSERT_EQ(check.status, 0) << check.out << check.err;
   EXPECT_EQ(check.json()["coverage"][0]["read_whole"], 3);
