@@ -221,15 +221,12 @@ std::vector<std::string> TargetRun::drain() {
 
 Result<void> TargetRun::open_connection(std::size_t client) {
   // Connections are numbered in the order the path opens them.
-  const std::size_t opened =
-      closed_.size() + static_cast<std::size_t>(std::count_if(
-                           connections_.begin(), connections_.end(),
-                           [](const auto &open) { return open.has_value(); }));
-  const std::optional<std::uint16_t> port = nth_client_port(opened);
+  const std::optional<std::uint16_t> port = nth_client_port(opened_);
   if (!port)
     return Error{fmt::format("the path opens {} connections; cmc has ports "
                              "for fewer",
-                             opened + 1)};
+                             opened_ + 1)};
+  ++opened_;
   auto connection = Connection::open(netns_, address_, *port);
   if (!connection)
     return connection.error();

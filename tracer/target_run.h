@@ -166,6 +166,7 @@ private:
   // counts what the target read of it on the end it already duplicated.
   std::optional<std::size_t> sent_to_;
   std::vector<Connection> closed_; // disconnected, reset at the end
+  std::size_t opened_ = 0;         // connections opened so far
   StateReader reader_;
 };
 

@@ -28,7 +28,9 @@ struct Server {
   std::string forbidden; // a regex of the reply to the read after y
   std::vector<std::string> command;
   std::vector<std::string> regions; // what the README once advised
-  std::vector<std::string> options; // what every check of it needs
+  // What a check without regions needs (--dedup path where the whole
+  // process differs between runs).
+  std::vector<std::string> options;
 };
 
 Server beanstalkd() {
@@ -36,7 +38,8 @@ Server beanstalkd() {
            "reserve-with-timeout 0\r\n"},
           "RESERVED 1 1\\r\\ny",
           {"/usr/bin/beanstalkd", "-l", "127.0.0.1", "-p", "11300"},
-          {".bss", ".data"}};
+          {".bss", ".data"},
+          {}};
 }
 
 // beanstalkd counts every command and numbers every job, so orders of
@@ -45,20 +48,24 @@ Server beanstalkd_tubes() {
   return {{"use t\r\n", "watch t\r\n"},
           "NOT_FOUND",
           {"/usr/bin/beanstalkd", "-l", "127.0.0.1", "-p", "11300"},
+          {},
           {}};
 }
 
 // Debian's redis-server allocates with jemalloc, which cmc does not walk:
 // its heap is hashed as raw bytes. Its helper threads leave bytes in its
-// .bss that differ between runs (jemalloc's and redis's statistics):
-// --mask-volatile names and masks them.
+// .bss that differ between runs (jemalloc's and redis's statistics), some
+// only now and then, so that --mask-volatile cannot always name them: its
+// whole process is not yet a state cmc reads the same way every time, and
+// the check by whole process stops with exit 3 now and then (never a
+// pass). Each path its own state is what is left (--dedup path).
 Server redis() {
   return {{"SET k x\r\n", "SET k y\r\n", "GET k\r\n"},
           "\\$1\\r\\ny",
           {"/usr/bin/redis-server", "--port", "6379", "--save", "",
            "--appendonly", "no"},
           {"server+4:4364"},
-          {"--mask-volatile"}};
+          {"--dedup", "path"}};
 }
 
 // memcached's worker threads map their stacks and malloc arenas in the
@@ -96,7 +103,6 @@ std::vector<std::string> check(const Server &server,
   for (const std::string &message : server.messages)
     args.insert(args.end(), {"-m", escaped(message)});
   args.insert(args.end(), extra.begin(), extra.end());
-  args.insert(args.end(), server.options.begin(), server.options.end());
   args.emplace_back("--");
   args.insert(args.end(), server.command.begin(), server.command.end());
   return args;
@@ -115,7 +121,9 @@ std::vector<std::string> with_regions(const Server &server) {
 
 // Without --region: y is stored, then read back, in two steps.
 void finds_y_in_two_steps(const Server &server) {
-  const Outcome run = run_cmc(check(server, forbidding(server)));
+  std::vector<std::string> extra = forbidding(server);
+  extra.insert(extra.end(), server.options.begin(), server.options.end());
+  const Outcome run = run_cmc(check(server, extra));
   ASSERT_EQ(run.status, 1) << run.out << run.err;
   const auto json = run.json();
   const bool path = server.options == std::vector<std::string>{"--dedup",
@@ -193,7 +201,9 @@ TEST_F(DedupDebian, BeanstalkdOneAndTwoWorkersGiveTheSameReport) {
   EXPECT_EQ(without_timings(one.json()), without_timings(two.json()));
 }
 
-TEST_F(DedupDebian, RedisGetsYWithoutRegions) { finds_y_in_two_steps(redis()); }
+TEST_F(DedupDebian, RedisEachPathItsOwnStateGetsY) {
+  finds_y_in_two_steps(redis());
+}
 
 TEST_F(DedupDebian, RedisRegionsFindYOrSayLossy) {
   regions_find_y_or_say_lossy(redis());
