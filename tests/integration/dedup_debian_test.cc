@@ -126,8 +126,8 @@ void finds_y_in_two_steps(const Server &server) {
   const Outcome run = run_cmc(check(server, extra));
   ASSERT_EQ(run.status, 1) << run.out << run.err;
   const auto json = run.json();
-  const bool path = server.options == std::vector<std::string>{"--dedup",
-                                                                "path"};
+  const bool path =
+      server.options == std::vector<std::string>{"--dedup", "path"};
   EXPECT_EQ(json["state"], path ? "path" : "process");
   EXPECT_EQ(json["counterexample"],
             nlohmann::json::array({{{"send", server.messages[1]}},

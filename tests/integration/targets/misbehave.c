@@ -114,8 +114,7 @@ int main(int argc, char **argv) {
   }
   struct sockaddr_in peer = {0};
   socklen_t peer_length = sizeof peer;
-  const int client =
-      accept(listener, (struct sockaddr *)&peer, &peer_length);
+  const int client = accept(listener, (struct sockaddr *)&peer, &peer_length);
   if (strcmp(argv[1], "peer") == 0)
     peer_port = ntohs(peer.sin_port);
   char line[64];
