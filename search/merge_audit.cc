@@ -71,13 +71,28 @@ Result<std::string> name_lossy_merge(tracer::Executor &executor,
     return std::string("not seen again: on another run both paths reached "
                        "the same process (bytes outside the regions that "
                        "differ between runs?)");
+  // Bytes that differ between two runs of one path (volatile) are not
+  // what the abstraction lost: a third run tells them.
+  Result<tracer::Observation> again = executor.run(kept);
+  if (!again)
+    return again.error();
+  std::vector<decoder::Location> volatile_bytes;
+  if (!again->fault && !again->images.empty())
+    volatile_bytes =
+        decoder::differences(first->images.back(), again->images.back());
   const std::vector<decoder::Location> differing =
       decoder::differences(first->images.back(), second->images.back());
-  if (differing.empty())
-    return std::string("in what cmc adds to the state: the virtual clock, "
-                       "timers, clients or files");
-  return describe_difference(first->images.back(), second->images.back(),
-                             differing.front());
+  for (const decoder::Location &location : differing)
+    if (std::find(volatile_bytes.begin(), volatile_bytes.end(), location) ==
+        volatile_bytes.end())
+      return describe_difference(first->images.back(), second->images.back(),
+                                 location);
+  if (!differing.empty())
+    return fmt::format("only in bytes that differ between two runs of one "
+                       "path too, such as {}",
+                       differing.front().describe());
+  return std::string("in what cmc adds to the state: the virtual clock, "
+                     "timers, clients or files");
 }
 
 } // namespace cmc::search

@@ -20,10 +20,11 @@ namespace cmc::search {
 // Why the region abstraction merged two states whose whole processes
 // differ: replays the path of the state kept and the path merged into it
 // on executor, which keeps images (Executor::keep_images), and names the
-// first location where their last states differ (describe_difference).
+// first location where their last states differ (describe_difference),
+// leaving out the bytes that differ between two runs of the kept path.
 // When the replays show no such byte, says why: both reached the same
-// process this time (bytes outside the regions that differ between runs),
-// or they differ only in what cmc adds (the virtual clock, clients, files).
+// process this time, they differ only in bytes that differ between runs,
+// or only in what cmc adds (the virtual clock, clients, files).
 [[nodiscard]] Result<std::string>
 name_lossy_merge(tracer::Executor &executor,
                  std::span<const tracer::ActionId> kept,

@@ -86,13 +86,45 @@ TEST(RegionAudit, CountsAndNamesLossyMerges) {
               (std::vector<ActionId>{1, 0}));
     EXPECT_EQ(report->abstraction->first->difference,
               kScratch.describe() + " 'b' vs 'a'");
-    // Only the two replays that name it keep images.
-    EXPECT_EQ(kv.image_runs(), 2U);
+    // Only the replays that name it keep images: both paths, and the kept
+    // one again to leave out bytes that differ between runs.
+    EXPECT_EQ(kv.image_runs(), 3U);
     reports.push_back(*report);
   }
   for (const Report &report : reports)
     EXPECT_EQ(report.abstraction->first->difference,
               reports[0].abstraction->first->difference);
+}
+
+// A stack byte that differs in every run makes every merge lossy, but it
+// is not what the abstraction lost: the heap byte is named.
+TEST(RegionAudit, NamesNoByteThatDiffersBetweenRuns) {
+  const auto step = [](const Bytes &state, ActionId action) -> StepOutcome {
+    Bytes next = state;
+    next.at(action) = std::byte{1};
+    next.at(3) = static_cast<std::byte>('a' + action);
+    return next;
+  };
+  FakeSystem kv(zeros(4), step);
+  FakeProcess process = kv_process(StateKind::kRegions, 2);
+  process.pieces = {{".bss of kv", 0, 2},
+                    {"stack of thread 1", 2, 1},
+                    {"heap chunk 1 (32 B)", 3, 1}};
+  kv.set_process(process);
+  kv.set_noise([](std::size_t run, std::size_t, Bytes &state) {
+    state[2] = static_cast<std::byte>(run);
+  });
+  const Result<Report> report =
+      check_kv(kv, options_for(StateKind::kRegions), kCells);
+  ASSERT_TRUE(report.ok()) << error_of(report);
+  EXPECT_EQ(report->abstraction->lossy_merges, 5U);
+  EXPECT_EQ(report->abstraction->first->kept, (std::vector<ActionId>{0}));
+  EXPECT_EQ(report->abstraction->first->merged, (std::vector<ActionId>{0, 0}));
+  const decoder::Location stack{"stack of thread 1", 0};
+  EXPECT_EQ(report->abstraction->first->difference,
+            "only in bytes that differ between two runs of one path too, "
+            "such as " +
+                stack.describe());
 }
 
 // The whole process tells the five states apart that the regions merged.
