@@ -91,8 +91,11 @@ public:
       }
     }
     forget_written(handle, insn);
+    if (!defines)
+      return;
+    // Only a define has a register as its first operand.
     const RegisterName to = register_name(x86.operands[0].reg);
-    if (defines && to.index >= 0 && to.whole)
+    if (to.index >= 0 && to.whole)
       values_[to.index] = value;
   }
 
