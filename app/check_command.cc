@@ -175,7 +175,7 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
   check
       .add_option("--dedup", options.dedup,
                   "What a state is: process (the whole process, heap "
-                  "canonical), raw (the whole process, every byte as read) "
+                  "canonical), raw (the whole process, every byte as read), "
                   "regions (the --region bytes; every merge audited "
                   "against the whole process) or path (each path its own "
                   "state, nothing merges: for a target whose state differs "
