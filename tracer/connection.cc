@@ -110,6 +110,15 @@ Connection::~Connection() {
   // the namespace that the next target of this worker joins.
   const linger reset{1, 0};
   setsockopt(socket_.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+  // And reset now: a child another worker is spawning may hold a copy of
+  // this descriptor until it closes what it inherited, and the close
+  // alone would not reset the connection before that copy is gone, so
+  // the next run's connection from the same port (nth_client_port) would
+  // find it still there (EADDRNOTAVAIL). connect(AF_UNSPEC) disconnects
+  // the socket itself, whoever holds it.
+  sockaddr unspecified{};
+  unspecified.sa_family = AF_UNSPEC;
+  connect(socket_.get(), &unspecified, sizeof unspecified);
 }
 
 void Connection::close() { shutdown(socket_.get(), SHUT_WR); }
