@@ -214,7 +214,7 @@ void BM_SoftDirtyStep(benchmark::State &state) {
     if (!fault || *fault)
       return state.SkipWithError("the step failed");
     state.PauseTiming();
-    started.run->drain();
+    static_cast<void>(started.run->drain());
     if (clear)
       dirty = soft_dirty_pages(started.run->tracee());
     state.ResumeTiming();

@@ -66,37 +66,48 @@ Result<void> ProcessExecutor::observe(const TargetRun &target,
   auto state = read_state(target);
   if (!state)
     return state.error();
-  auto files = target.read_files();
-  if (!files)
-    return files.error();
+  const bool reads_process = this->reads_process(taken, steps);
+  // A whole-process state not read has no fingerprint, so its files (a
+  // digest of what the target wrote) are not read either.
+  if (reads_process || keys_on_regions()) {
+    auto files = target.read_files();
+    if (!files)
+      return files.error();
+    now.files = std::move(*files);
+  }
   std::optional<Fingerprint> process;
-  if (reads_process(taken, steps)) {
+  if (reads_process) {
     auto canonical = read_process(target, seen);
     if (!canonical)
       return canonical.error();
     process = target.fingerprint(
-        std::as_bytes(std::span(&canonical->fingerprint, 1)), *files);
+        std::as_bytes(std::span(&canonical->fingerprint, 1)), now.files);
     if (keep_images_)
       seen.images.push_back(std::move(*canonical));
   }
-  if (spec_->state != StateKind::kRegions && spec_->state != StateKind::kPath)
+  if (!keys_on_regions()) {
     seen.fingerprints.push_back(process.value_or(kNotRead));
-  else {
-    seen.fingerprints.push_back(target.fingerprint(*state, *files));
+  } else {
+    seen.fingerprints.push_back(target.fingerprint(*state, now.files));
     if (spec_->audit && taken == steps)
       seen.process_after = process;
   }
   if (keep_states_)
     seen.states.push_back(*state);
-  now = {std::move(*state), std::move(*files)};
+  now.state = std::move(*state);
   return {};
+}
+
+bool ProcessExecutor::keys_on_regions() const {
+  return spec_->state == StateKind::kRegions ||
+         spec_->state == StateKind::kPath;
 }
 
 bool ProcessExecutor::reads_process(std::size_t taken,
                                     std::size_t steps) const {
   if (keep_images_)
     return true;
-  if (spec_->state == StateKind::kRegions || spec_->state == StateKind::kPath)
+  if (keys_on_regions())
     return spec_->audit && taken == steps;
   return taken + 1 >= steps;
 }

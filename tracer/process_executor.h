@@ -48,6 +48,9 @@ private:
   // process the last one and the one its last step starts from (which
   // the search recorded: replay checks it).
   [[nodiscard]] bool reads_process(std::size_t taken, std::size_t steps) const;
+  // Whether a state's fingerprint is of its regions (kRegions, kPath),
+  // read at every state, rather than of its whole process.
+  [[nodiscard]] bool keys_on_regions() const;
   // The canonical whole process now, its cost in seen.
   [[nodiscard]] Result<decoder::CanonicalState>
   read_process(const TargetRun &target, Observation &seen);

@@ -1,5 +1,7 @@
 #include "tests/integration/json_report.h"
 
+#include <gtest/gtest.h>
+
 #include <array>
 #include <string_view>
 
@@ -28,6 +30,17 @@ nlohmann::json without_timings(nlohmann::json report) {
     report = std::move(kept);
   }
   return report;
+}
+
+nlohmann::json holding_report(const Outcome &run) {
+  EXPECT_EQ(run.status, 0) << run.err;
+  auto json = run.json();
+  if (!json.is_object()) {
+    ADD_FAILURE() << "no JSON report: " << run.out << run.err;
+    return nlohmann::json::object();
+  }
+  EXPECT_EQ(json["verdict"], "holds") << run.out;
+  return json;
 }
 
 } // namespace cmc::testing

@@ -110,8 +110,9 @@ TEST_F(ProcessCapture, ReadsEveryThreadSectionStackAndDescriptor) {
     if (descriptor.kind == "socket")
       clients.push_back(descriptor.client);
     // Two watches (the listening socket, the client's), 3 words each.
-    if (descriptor.kind == "eventpoll")
+    if (descriptor.kind == "eventpoll") {
       EXPECT_EQ(descriptor.watches.size(), 6U);
+    }
   }
   std::ranges::sort(clients);
   EXPECT_EQ(clients, (std::vector<int>{DescriptorImage::kListening, 0}));
