@@ -1,20 +1,17 @@
 #include "app/property_plugin.h"
 
-#include <dlfcn.h>
-
-#include <array>
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "app/report.h"
 #include "cmc/property.h"
+#include "util/duration.h"
 #include "util/user_error.h"
 
 namespace cmc::app {
 namespace {
-
-// Longest violation text a plugin may write, NUL included.
-constexpr std::size_t kViolationSize = 1024;
 
 cmc_bytes bytes_of(std::span<const std::byte> bytes) {
   return {reinterpret_cast<const unsigned char *>(bytes.data()), bytes.size()};
@@ -25,7 +22,7 @@ cmc_bytes bytes_of(const std::string &text) {
 }
 
 // What a step of the alphabet is, in the plugin's terms.
-cmc_step step_of(const tracer::TargetSpec &spec, tracer::ActionId action) {
+cmc_step plugin_step(const tracer::TargetSpec &spec, tracer::ActionId action) {
   cmc_step step{};
   if (spec.tick && action == spec.tick_action()) {
     step.kind = CMC_STEP_TICK;
@@ -42,38 +39,60 @@ cmc_step step_of(const tracer::TargetSpec &spec, tracer::ActionId action) {
 
 } // namespace
 
-void PluginProperty::Unload::operator()(void *handle) const { dlclose(handle); }
-
 PluginProperty::PluginProperty(const std::string &path,
                                std::shared_ptr<const tracer::TargetSpec> spec,
-                               std::vector<search::RegionLayout> layout)
-    : spec_(std::move(spec)), layout_(std::move(layout)) {
+                               std::vector<search::RegionLayout> layout,
+                               std::string host_program)
+    : path_(path), host_program_(std::move(host_program)),
+      limit_(spec->step_timeout), spec_(std::move(spec)),
+      layout_(std::move(layout)) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error))
     usage(fmt::format("--property {}: no such file", path));
-  // A name without a slash would be looked up in the library path.
-  const std::string file =
-      path.find('/') == std::string::npos ? "./" + path : path;
-  handle_.reset(dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL));
-  if (!handle_)
-    usage(fmt::format("--property {}: cannot load it: {}", path, dlerror()));
-  property_ =
-      static_cast<const cmc_property *>(dlsym(handle_.get(), "cmc_property"));
-  if (property_ == nullptr)
-    usage(fmt::format("--property {}: it defines no cmc_property (a plugin "
-                      "includes <cmc/property.h> and uses CMC_PROPERTY)",
-                      path));
-  if (property_->abi != CMC_PROPERTY_ABI)
-    usage(fmt::format("--property {}: built for property ABI {}, but this "
-                      "cmc has ABI {}; rebuild it against this cmc's "
-                      "cmc/property.h",
-                      path, property_->abi, CMC_PROPERTY_ABI));
-  if (property_->check == nullptr || property_->name == nullptr)
-    usage(fmt::format("--property {}: its cmc_property has no name or no "
-                      "check function",
-                      path));
+  Reply loaded;
+  auto host = PluginHost::start(host_program_, path_, limit_, loaded);
+  if (!host)
+    fail(host.error(), "while loading it");
+  if (loaded.status == ReplyStatus::kRefused)
+    usage(fmt::format("--property {}: {}", path, loaded.text));
+  name_ = loaded.text;
+  idle_.push_back(std::move(*host));
   clients_ =
       spec_->clients.empty() ? std::vector<std::string>{""} : spec_->clients;
+}
+
+std::unique_ptr<PluginHost> PluginProperty::take_host() const {
+  {
+    const std::lock_guard lock(mutex_);
+    if (!idle_.empty()) {
+      auto host = std::move(idle_.back());
+      idle_.pop_back();
+      return host;
+    }
+  }
+  Reply loaded;
+  auto host = PluginHost::start(host_program_, path_, limit_, loaded);
+  if (!host)
+    fail(host.error(), "while loading it");
+  if (loaded.status != ReplyStatus::kLoaded)
+    fail(Error{"refused to load once loaded: " + loaded.text}, "");
+  return std::move(*host);
+}
+
+void PluginProperty::fail(const Error &error, const std::string &when) const {
+  if (tracer::Watchdog::instance().interrupted())
+    cannot_check("interrupted");
+  cannot_check(fmt::format("property plugin {} {}{}{}", path_, error.message,
+                           when.empty() ? "" : " ", when));
+}
+
+std::string
+PluginProperty::path_text(std::span<const tracer::ActionId> path) const {
+  const std::string tick = spec_->tick ? format_duration(*spec_->tick) : "";
+  std::vector<std::string> steps;
+  for (const tracer::ActionId action : path)
+    steps.push_back(step_text(step_of(*spec_, action), tick));
+  return fmt::format("[{}]", fmt::join(steps, ", "));
 }
 
 std::optional<std::string>
@@ -88,7 +107,7 @@ PluginProperty::check_path(const search::PathView &path) const {
   std::vector<std::vector<cmc_bytes>> received(path.path.size());
   std::vector<cmc_step> steps;
   for (std::size_t i = 0; i < path.path.size(); ++i) {
-    cmc_step step = step_of(*spec_, path.path[i]);
+    cmc_step step = plugin_step(*spec_, path.path[i]);
     for (std::size_t client = 0; client < clients_.size(); ++client)
       received[i].push_back(client < path.received[i].size()
                                 ? bytes_of(path.received[i][client])
@@ -102,15 +121,18 @@ PluginProperty::check_path(const search::PathView &path) const {
   }
   const cmc_path whole{clients.size(), clients.data(), regions.size(),
                        regions.data(), steps.size(),   steps.data()};
-  std::array<char, kViolationSize> violation{};
+  std::unique_ptr<PluginHost> host = take_host();
+  const auto reply = host->call(encode_path(whole));
+  if (!reply)
+    fail(reply.error(), "on the path " + path_text(path.path));
   {
     const std::lock_guard lock(mutex_);
-    if (property_->check(&whole, violation.data(), violation.size()) == 0)
-      return std::nullopt;
+    idle_.push_back(std::move(host));
   }
-  violation.back() = '\0';
-  return fmt::format("{}: {}", property_->name,
-                     violation.front() == '\0' ? "violated" : violation.data());
+  if (reply->status == ReplyStatus::kHolds)
+    return std::nullopt;
+  return fmt::format("{}: {}", name_,
+                     reply->text.empty() ? "violated" : reply->text);
 }
 
 } // namespace cmc::app

@@ -11,6 +11,7 @@
 #include "app/check_command.h"
 #include "app/explore_command.h"
 #include "app/interrupts.h"
+#include "app/plugin_server.h"
 #include "app/replay_command.h"
 #include "app/scan_command.h"
 #include "util/user_error.h"
@@ -112,6 +113,10 @@ int run(int argc, char **argv) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // A property plugin's host (app/plugin_host.h), which cmc starts itself:
+  // no command a user gives.
+  if (argc == 3 && std::string_view(argv[1]) == "plugin-host")
+    return cmc::app::run_plugin_server(argv[2]);
   try {
     return run(argc, argv);
   } catch (const std::exception &error) {

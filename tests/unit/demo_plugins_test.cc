@@ -52,7 +52,7 @@ TEST(DemoPlugins, BeanstalkdReserveSeesAJobReservedTwice) {
                    "reserve-with-timeout 0\r\n", "release 1 0 0\r\n",
                    "delete 1\r\n"},
                   {0, 0, 1, 0, 0}),
-      {});
+      {}, CMC_EXECUTABLE);
   Script held;
   held.step(0, 0, "INSERTED 1\r\n").step(1, 0, "RESERVED 1 1\r\nx\r\n");
   EXPECT_FALSE(held.check(reserve));
@@ -82,7 +82,7 @@ TEST(DemoPlugins, RedisLockSeesASecondSetNx) {
       two_clients({"SET lock A NX\r\n", "DEL lock\r\n", "SET lock B NX\r\n",
                    "UNLINK lock\r\n"},
                   {0, 0, 1, 1}),
-      {});
+      {}, CMC_EXECUTABLE);
   Script refused;
   refused.step(0, 0, "+OK\r\n").step(2, 1, "$-1\r\n");
   EXPECT_FALSE(refused.check(lock));

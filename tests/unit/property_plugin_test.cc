@@ -29,7 +29,7 @@ using testing::bytes;
 
 TEST(PluginProperty, SeesEveryStepWithItsClientResponsesAndRegions) {
   const PluginProperty dump(fixture("path_dump.so"), lock_spec(),
-                            {{"held", 0, 2}});
+                            {{"held", 0, 2}}, CMC_EXECUTABLE);
   EXPECT_TRUE(dump.needs_path());
   // A sends LOCK (and gets OK), then B disconnects.
   const std::vector<tracer::ActionId> path{0, 3};
@@ -46,7 +46,7 @@ TEST(PluginProperty, OneClientWithoutNamesIsCalledEmpty) {
   auto spec = std::make_shared<tracer::TargetSpec>();
   spec->messages = {"SET a\n"};
   spec->tick = std::chrono::seconds(1);
-  const PluginProperty dump(fixture("path_dump.so"), spec, {});
+  const PluginProperty dump(fixture("path_dump.so"), spec, {}, CMC_EXECUTABLE);
   // The message, then a tick (action 1).
   const std::vector<tracer::ActionId> path{0, 1};
   const std::vector<std::vector<std::byte>> states(3);
@@ -59,7 +59,7 @@ TEST(PluginProperty, OneClientWithoutNamesIsCalledEmpty) {
 // The UserError a plugin at path gives, with its exit code.
 std::string load_error(const std::string &path) {
   try {
-    const PluginProperty property(path, lock_spec(), {});
+    const PluginProperty property(path, lock_spec(), {}, CMC_EXECUTABLE);
   } catch (const UserError &error) {
     EXPECT_EQ(error.code(), ExitCode::kUsage);
     return error.what();
