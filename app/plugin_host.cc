@@ -107,7 +107,7 @@ PluginHost::start(const std::string &program, const std::string &plugin,
   loaded = std::move(*reply);
   if (loaded.status != ReplyStatus::kLoaded &&
       loaded.status != ReplyStatus::kRefused)
-    return host->kill_for("its first reply is garbage");
+    return host->kill_for("answered garbage when loaded");
   return host;
 }
 
@@ -129,7 +129,7 @@ Result<Reply> PluginHost::call(std::string_view request) {
     lease_.disarm();
     if (reply->status != ReplyStatus::kHolds &&
         reply->status != ReplyStatus::kViolated)
-      return kill_for("its reply is garbage");
+      return kill_for("answered garbage");
   }
   return reply;
 }

@@ -39,8 +39,8 @@ public:
 
   // Sends a request (encode_path) and waits for its reply. An error says
   // how the host ended: "crashed with SIGSEGV", "exited with status 3",
-  // "did not answer within 10 s", "interrupted", or that its reply is
-  // garbage; the host is then dead and reaped.
+  // "did not answer within 10s", "interrupted", "answered garbage"; the
+  // host is then dead and reaped.
   Result<Reply> call(std::string_view request);
 
 private:

@@ -124,11 +124,10 @@ decode_reply_header(std::string_view header) {
   const auto size = reader.number<std::uint32_t>();
   if (!magic || *magic != kReplyMagic || !status ||
       *status > static_cast<std::uint8_t>(ReplyStatus::kViolated) || !size)
-    return Error{"its reply is garbage"};
+    return Error{"answered garbage"};
   // Names and violations are short: a long one is garbage too.
   if (*size > kViolationSize)
-    return Error{
-        fmt::format("its reply is garbage (a text of {} bytes)", *size)};
+    return Error{fmt::format("answered garbage (a text of {} bytes)", *size)};
   return std::pair{static_cast<ReplyStatus>(*status), *size};
 }
 
