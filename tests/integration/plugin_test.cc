@@ -1,21 +1,45 @@
 // --property plugins (include/cmc/property.h) on demo/lock_server: the
-// example plugin lock_grant sees who was granted the lock in the replies.
+// example plugin lock_grant sees who was granted the lock in the replies;
+// plugins that crash, exit, loop or write garbage (plugins/hostile.c) end
+// the command with one line, and nothing of cmc's is left.
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+
 #include <filesystem>
+#include <fstream>
 
 #include "tests/integration/run_cmc.h"
 
 namespace cmc::testing {
 namespace {
 
+// Every test's runs make their working directories in a directory of its
+// own, which must be empty at the end.
 class Plugins : public ::testing::Test {
 protected:
-  void TearDown() override {
-    EXPECT_TRUE(reap_leftovers().empty()) << "a target outlived cmc";
+  void SetUp() override {
+    workdirs_ =
+        ::testing::TempDir() + "/cmc-plugins-" + std::to_string(getpid());
+    std::filesystem::create_directories(workdirs_);
+    setenv("TMPDIR", workdirs_.c_str(), 1);
   }
+  void TearDown() override {
+    unsetenv("TMPDIR");
+    EXPECT_TRUE(std::filesystem::is_empty(workdirs_))
+        << "a run's working directory is left";
+    std::filesystem::remove_all(workdirs_);
+    EXPECT_TRUE(reap_leftovers().empty())
+        << "a target or plugin host outlived cmc";
+  }
+  std::string workdirs_;
 };
+
+std::string hostile(const std::string &mode) {
+  return build_dir() + "/tests/integration/plugins/hostile_" + mode + ".so";
+}
 
 std::vector<std::string> lock_check(const std::string &server,
                                     std::vector<std::string> extra) {
@@ -90,6 +114,172 @@ TEST_F(Plugins, APluginThatCannotBeLoadedIsOneLineAndExit2) {
   EXPECT_EQ(libm.status, 2);
   EXPECT_NE(libm.err.find("it defines no cmc_property"), std::string::npos)
       << libm.err;
+}
+
+// One worker: the first transition checked is the first of depth 1.
+std::vector<std::string> hostile_check(const std::string &plugin,
+                                       const std::string &step_timeout) {
+  return {"check",
+          "-q",
+          "-j",
+          "1",
+          "--json",
+          "-",
+          "--step-timeout",
+          step_timeout,
+          "--property",
+          plugin,
+          "--client",
+          "A",
+          "-m",
+          "LOCK\\n",
+          "--client",
+          "B",
+          "-m",
+          "UNLOCK\\n",
+          "--",
+          demo("lock_server"),
+          "7000"};
+}
+
+// A plugin that misbehaves on its first call, and how cmc says it ended.
+struct Misbehaviour {
+  std::string mode;
+  std::string ended;
+};
+
+class HostilePlugins : public Plugins,
+                       public ::testing::WithParamInterface<Misbehaviour> {};
+
+TEST_P(HostilePlugins, EndTheCheckWithOneLineAndExit3) {
+  const std::string plugin = hostile(GetParam().mode);
+  const Outcome run = run_cmc(hostile_check(plugin, "1"));
+  EXPECT_EQ(run.status, 3) << run.err;
+  const std::string line = "property plugin " + plugin + " " +
+                           GetParam().ended +
+                           " on the path [A: send \"LOCK\\n\"]";
+  EXPECT_EQ(run.err, "cmc: " + line + "\n");
+  const auto json = run.json();
+  EXPECT_EQ(json["verdict"], "error") << run.out;
+  EXPECT_EQ(json["error"], line);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, HostilePlugins,
+    ::testing::Values(Misbehaviour{"segfault", "crashed with SIGSEGV"},
+                      Misbehaviour{"abort", "crashed with SIGABRT"},
+                      Misbehaviour{"exit", "exited with status 3"},
+                      Misbehaviour{"overrun", "crashed with SIGSEGV"},
+                      Misbehaviour{"loop", "did not answer within 1s"},
+                      Misbehaviour{"garbage", "answered garbage"}),
+    [](const auto &info) { return info.param.mode; });
+
+TEST_F(Plugins, APluginThatCrashesWhileLoadedIsExit3) {
+  const std::string plugin = hostile("load");
+  const Outcome run = run_cmc(hostile_check(plugin, "10"));
+  EXPECT_EQ(run.status, 3) << run.err;
+  EXPECT_EQ(run.err, "cmc: property plugin " + plugin +
+                         " crashed with SIGSEGV while loading it\n");
+}
+
+// A plugin's own output goes to cmc's stderr: stdout holds the report.
+TEST_F(Plugins, WhatAPluginPrintsIsNotInTheReport) {
+  const Outcome run = run_cmc(hostile_check(hostile("noisy"), "10"));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.json()["verdict"], "holds") << run.out;
+  EXPECT_NE(run.err.find("{\"not\": \"cmc's report\"}"), std::string::npos)
+      << run.err;
+}
+
+// A truncated copy of lock_grant.so: cut in its ELF header or its program
+// headers, ld.so refuses it (exit 2); cut in its segments, ld.so maps
+// pages past the end of the file and the host dies of SIGBUS (exit 3).
+TEST_F(Plugins, ATruncatedPluginIsRefusedOrCrashesItsHost) {
+  const std::string whole = plugin("lock_grant");
+  const auto size = std::filesystem::file_size(whole);
+  const std::string cut = ::testing::TempDir() + "/cmc-truncated-" +
+                          std::to_string(getpid()) + ".so";
+  const std::string refused = "cmc: --property " + cut + ": cannot load it: ";
+  const std::string crashed =
+      "cmc: property plugin " + cut + " crashed with SIGBUS while loading it\n";
+  for (const auto &[keep, status] : std::vector<std::pair<std::size_t, int>>{
+           {16, 2}, {200, 2}, {size / 4, 3}, {size / 2, 3}}) {
+    SCOPED_TRACE(keep);
+    std::filesystem::copy_file(
+        whole, cut, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::resize_file(cut, keep);
+    const Outcome run = run_cmc(hostile_check(cut, "10"));
+    EXPECT_EQ(run.status, status) << run.err;
+    if (status == 2)
+      EXPECT_EQ(run.err.substr(0, refused.size()), refused);
+    else
+      EXPECT_EQ(run.err, crashed);
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  }
+  std::filesystem::remove(cut);
+}
+
+TEST_F(Plugins, ReplayRunsThePluginInItsHost) {
+  const std::string plugin = hostile("abort");
+  const Outcome run =
+      run_cmc({"replay", "--property", plugin, "--client", "A", "--steps",
+               "A:LOCK\\n", "--", demo("lock_server"), "7000"});
+  EXPECT_EQ(run.status, 3) << run.out << run.err;
+  EXPECT_EQ(run.err, "cmc: property plugin " + plugin +
+                         " crashed with SIGABRT on the path [A: send "
+                         "\"LOCK\\n\"]\n");
+}
+
+// explore says so and goes on: the next step starts a new host.
+TEST_F(Plugins, ExploreRunsThePluginInItsHost) {
+  const std::string plugin = hostile("exit");
+  const std::string commands =
+      workdirs_ + "/../cmc-plugin-commands-" + std::to_string(getpid());
+  std::ofstream(commands) << "send 1\nsend 1\n";
+  const Outcome run =
+      run_cmc_with_input({"explore", "--property", plugin, "-m", "LOCK\\n",
+                          "--", demo("lock_server"), "7000"},
+                         commands);
+  std::filesystem::remove(commands);
+  EXPECT_EQ(run.status, 0) << run.out << run.err;
+  const std::string error = "error: property plugin " + plugin +
+                            " exited with status 3 on the path [send "
+                            "\"LOCK\\n\"";
+  const auto first = run.out.find(error + "]\n");
+  EXPECT_NE(first, std::string::npos) << run.out;
+  EXPECT_NE(run.out.find(error + ", send \"LOCK\\n\"]\n", first),
+            std::string::npos)
+      << run.out;
+}
+
+// Ctrl-C and SIGTERM end a check whose plugin loops, at once.
+TEST_F(Plugins, AnInterruptEndsAPluginThatLoops) {
+  for (const int signal : {SIGINT, SIGTERM}) {
+    SCOPED_TRACE(signal);
+    const Started started = start_cmc(hostile_check(hostile("loop"), "100"));
+    ASSERT_NE(wait_for_spinning_child(started.pid), -1);
+    kill(started.pid, signal);
+    const Outcome run = finish(started);
+    EXPECT_EQ(run.status, 3) << run.err;
+    EXPECT_EQ(run.err, "cmc: interrupted\n");
+    EXPECT_EQ(run.json()["error"], "interrupted") << run.out;
+  }
+}
+
+// The host ends with cmc, however cmc ends, even in the middle of a call.
+TEST_F(Plugins, TheHostDoesNotOutliveCmc) {
+  const Started started = start_cmc(hostile_check(hostile("loop"), "100"));
+  const pid_t host = wait_for_spinning_child(started.pid);
+  ASSERT_NE(host, -1);
+  kill(started.pid, SIGKILL);
+  finish(started);
+  // The host is our child now (we are a subreaper), and gone on its own.
+  int status = 0;
+  ASSERT_EQ(waitpid(host, &status, 0), host);
+  EXPECT_TRUE(WIFEXITED(status)) << status;
+  // cmc could not remove its directories: that is the sandbox's part.
+  std::filesystem::remove_all(workdirs_);
+  std::filesystem::create_directories(workdirs_);
 }
 
 } // namespace

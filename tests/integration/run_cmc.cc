@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 extern char **environ;
 
@@ -49,6 +51,23 @@ ProcStat stat_of(pid_t pid) {
   std::istringstream rest(line.substr(close + 2));
   rest >> stat_line.state >> stat_line.ppid;
   return stat_line;
+}
+
+// Clock ticks pid has run in user mode (utime, field 14 of its stat).
+long user_ticks(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const auto close = line.rfind(')');
+  if (close == std::string::npos)
+    return 0;
+  std::istringstream fields(line.substr(close + 2));
+  std::string field;
+  for (int i = 3; i < 14 && fields >> field; ++i) {
+  }
+  long ticks = 0;
+  fields >> ticks;
+  return ticks;
 }
 
 // Children of pid, with or without zombies.
@@ -160,6 +179,18 @@ Outcome run_cmc_with_input(const std::vector<std::string> &args,
 }
 
 std::vector<pid_t> children_of(pid_t pid) { return children(pid, false); }
+
+pid_t wait_for_spinning_child(pid_t parent) {
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < give_up) {
+    for (const pid_t child : children_of(parent))
+      if (user_ticks(child) * 1000 / sysconf(_SC_CLK_TCK) >= 50)
+        return child;
+    std::this_thread::yield();
+  }
+  return -1;
+}
 
 std::vector<pid_t> reap_leftovers() {
   // A traced process that is not cmc's own child is reaped by cmc as its

@@ -55,4 +55,9 @@ int objdump_count(const std::string &path, const std::string &pattern);
 // Live children of pid (from /proc/*/stat).
 std::vector<pid_t> children_of(pid_t pid);
 
+// Waits, by polling /proc, until a child of parent has spent 50 ms of CPU
+// time in user mode (one spinning in a loop; the targets and plugin hosts
+// that wait for input spend far less), at most 30 s: its pid, or -1.
+pid_t wait_for_spinning_child(pid_t parent);
+
 } // namespace cmc::testing
