@@ -19,7 +19,11 @@
  *
  * check is called from one thread at a time, but not always the same one,
  * and must not keep pointers into the path after it returns. All pointers
- * are valid for the duration of the call only.
+ * are valid for the duration of the call only. The plugin runs in a process
+ * of cmc's own, not in cmc; several such processes may run it at once, each
+ * with its own globals, each seeing some of the paths. A call has cmc's step
+ * timeout to return; a plugin that crashes, exits or takes longer ends the
+ * check (exit 3).
  *
  * Versioning: cmc refuses a plugin whose abi differs from its own
  * CMC_PROPERTY_ABI. A change of any structure below bumps it.
