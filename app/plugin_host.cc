@@ -69,10 +69,12 @@ Result<pid_t> spawn(const std::string &program, const std::string &plugin,
   std::string name = "plugin-host";
   std::string file = plugin;
   std::string self = program;
-  char *const argv[] = {self.data(), name.data(), file.data(), nullptr};
+  const std::array<char *, 4> argv{self.data(), name.data(), file.data(),
+                                   nullptr};
   pid_t pid = 0;
-  if (const int error = posix_spawn(&pid, program.c_str(), &files.actions,
-                                    &attributes.attributes, argv, environ);
+  if (const int error =
+          posix_spawn(&pid, program.c_str(), &files.actions,
+                      &attributes.attributes, argv.data(), environ);
       error != 0)
     return Error{fmt::format("cannot start its host {}: {}", program,
                              std::strerror(error))};

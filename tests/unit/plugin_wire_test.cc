@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
+#include <string_view>
 
 namespace cmc::app {
 namespace {
@@ -11,26 +13,29 @@ std::string text(cmc_bytes bytes) {
   return {reinterpret_cast<const char *>(bytes.data), bytes.size};
 }
 
-cmc_bytes bytes(const char *text) {
-  return {reinterpret_cast<const unsigned char *>(text), std::strlen(text)};
+cmc_bytes bytes(std::string_view text) {
+  return {reinterpret_cast<const unsigned char *>(text.data()), text.size()};
 }
 
-// Two clients, a region, a send by B and a tick.
+using std::string_view_literals::operator""sv;
+
+// Two clients, a two-byte region, a send by B and a tick.
 struct TwoSteps {
-  const char *clients[2] = {"A", "B"};
+  std::array<const char *, 2> clients{"A", "B"};
   cmc_region region{"cmc_state", 0, 2};
-  cmc_bytes received[2][2] = {{bytes(""), bytes("OK\n")},
-                              {bytes(""), bytes("")}};
-  cmc_step steps[2] = {{CMC_STEP_SEND, 1, bytes("SET a\n"), bytes("OK\n"),
-                        received[0], bytes("\x00\x00"), bytes("\x01\x00")},
-                       {CMC_STEP_TICK,
-                        0,
-                        {},
-                        {},
-                        received[1],
-                        bytes("\x01\x00"),
-                        bytes("\x01\x02")}};
-  cmc_path path{2, clients, 1, &region, 2, steps};
+  std::array<std::array<cmc_bytes, 2>, 2> received{
+      {{bytes(""), bytes("OK\n")}, {bytes(""), bytes("")}}};
+  std::array<cmc_step, 2> steps{
+      {{CMC_STEP_SEND, 1, bytes("SET a\n"), bytes("OK\n"), received[0].data(),
+        bytes("\x00\x00"sv), bytes("\x01\x00"sv)},
+       {CMC_STEP_TICK,
+        0,
+        {},
+        {},
+        received[1].data(),
+        bytes("\x01\x00"sv),
+        bytes("\x01\x02"sv)}}};
+  cmc_path path{2, clients.data(), 1, &region, 2, steps.data()};
 };
 
 TEST(PluginWire, APathArrivesWhole) {
@@ -54,7 +59,9 @@ TEST(PluginWire, APathArrivesWhole) {
   EXPECT_EQ(text(path.steps[0].response), "OK\n");
   EXPECT_EQ(text(path.steps[0].received[1]), "OK\n");
   EXPECT_EQ(text(path.steps[0].received[0]), "");
+  EXPECT_EQ(text(path.steps[0].before), std::string(2, '\0'));
   EXPECT_EQ(path.steps[1].kind, CMC_STEP_TICK);
+  EXPECT_EQ(text(path.steps[1].before), std::string("\x01\x00", 2));
   EXPECT_EQ(text(path.steps[1].after), std::string("\x01\x02", 2));
 }
 
