@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include <signal.h>
 #include <sys/wait.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -157,7 +157,7 @@ TEST_P(HostilePlugins, EndTheCheckWithOneLineAndExit3) {
   EXPECT_EQ(run.status, 3) << run.err;
   const std::string line = "property plugin " + plugin + " " +
                            GetParam().ended +
-                           " on the path [A: send \"LOCK\\n\"]";
+                           R"( on the path [A: send "LOCK\n"])";
   EXPECT_EQ(run.err, "cmc: " + line + "\n");
   const auto json = run.json();
   EXPECT_EQ(json["verdict"], "error") << run.out;
