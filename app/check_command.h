@@ -18,7 +18,7 @@ struct CheckOptions {
   TargetOptions target;
   std::optional<std::size_t> max_depth;
   std::optional<std::size_t> max_states;
-  unsigned jobs = 0; // 0: all CPUs
+  std::optional<unsigned> jobs; // none: all CPUs
   std::string json;  // "" none, "-" stdout
   bool quiet = false;
   std::optional<std::size_t> max_ticks;
