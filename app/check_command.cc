@@ -59,6 +59,11 @@ check_spec(const CheckOptions &options) {
     usage("--strict needs --dedup regions: only the region abstraction "
           "merges states that differ elsewhere");
   auto spec = target_spec(options.target);
+  if (spec->tick && options.max_ticks.value_or(1) >
+                        static_cast<std::size_t>(kLongestDuration / *spec->tick))
+    usage(fmt::format("--max-ticks {} of --tick {} add up to more than 100 "
+                      "years of virtual time",
+                      *options.max_ticks, options.target.tick));
   spec->state = state;
   // Every merge of regions is audited against the whole process.
   spec->audit = state == tracer::StateKind::kRegions;
