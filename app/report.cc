@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "app/json_bytes.h"
 #include "app/step_report.h"
 #include "util/escape.h"
 #include "util/fingerprint.h"
@@ -438,17 +439,22 @@ JsonOutput::JsonOutput(const std::string &destination)
 }
 
 void JsonOutput::write(const nlohmann::json &json) {
-  if (destination_.empty())
+  if (destination_.empty() || failed_)
     return;
+  const auto text = dump_json(json);
+  if (!text)
+    cannot_check(text.error().message);
   std::ostream &out = destination_ == "-" ? std::cout : file_;
-  // Messages are bytes; JSON strings are UTF-8: a byte that is not valid
-  // UTF-8 (binary protocols such as MQTT) is written as U+FFFD, the
-  // replay command line keeps it escaped.
-  out << json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-      << '\n'
-      << std::flush;
-  if (!out)
-    cannot_check(fmt::format("cannot write the JSON to {}", destination_));
+  errno = 0;
+  out << *text << '\n' << std::flush;
+  if (!out) {
+    // The error report would fail the same way.
+    failed_ = true;
+    cannot_check(fmt::format(
+        "cannot write the JSON report to {}{}",
+        destination_ == "-" ? "stdout" : destination_,
+        errno != 0 ? fmt::format(": {}", std::strerror(errno)) : ""));
+  }
 }
 
 std::string abstraction_caveat(const search::Report &report,
