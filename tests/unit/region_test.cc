@@ -81,7 +81,7 @@ TEST(Region, StaysInsideTheSymbolsSegment) {
   };
   for (const char *text :
        {"fixture_cells+1:18446744073709551614", "fixture_cells:0x10000000",
-        "fixture_cells+0x10000000:1", "fixture_cells+0xffffffffffffff00"}) {
+        "fixture_cells+0x10000000:1", "fixture_cells+0xffffffffffffff00:1"}) {
     const auto region = resolve(text);
     ASSERT_FALSE(region.ok()) << text;
     EXPECT_NE(region.error().message.find("does not fit in the loaded "
