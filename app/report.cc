@@ -1,5 +1,8 @@
 #include "app/report.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -430,8 +433,15 @@ nlohmann::json error_json(const std::string &message) {
 
 JsonOutput::JsonOutput(const std::string &destination)
     : destination_(destination) {
-  if (destination.empty() || destination == "-")
+  if (destination.empty())
     return;
+  if (destination == "-") {
+    // A closed stdout: a descriptor cmc opens later would take number 1.
+    const int flags = fcntl(STDOUT_FILENO, F_GETFL);
+    if (flags == -1 || (flags & O_ACCMODE) == O_RDONLY)
+      usage("cannot write --json -: stdout is closed or read-only");
+    return;
+  }
   file_.open(destination);
   if (!file_)
     usage(fmt::format("cannot write --json {}: {}", destination,
