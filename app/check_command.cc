@@ -59,8 +59,9 @@ check_spec(const CheckOptions &options) {
     usage("--strict needs --dedup regions: only the region abstraction "
           "merges states that differ elsewhere");
   auto spec = target_spec(options.target);
-  if (spec->tick && options.max_ticks.value_or(1) >
-                        static_cast<std::size_t>(kLongestDuration / *spec->tick))
+  if (spec->tick &&
+      options.max_ticks.value_or(1) >
+          static_cast<std::size_t>(kLongestDuration / *spec->tick))
     usage(fmt::format("--max-ticks {} of --tick {} add up to more than 100 "
                       "years of virtual time",
                       *options.max_ticks, options.target.tick));
@@ -83,8 +84,8 @@ unsigned job_count(const CheckOptions &options) {
   unsigned most = 4 * cpus;
   rlimit files{};
   if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY)
-    most = static_cast<unsigned>(
-        std::clamp<rlim_t>(files.rlim_cur / 32, 1, most));
+    most =
+        static_cast<unsigned>(std::clamp<rlim_t>(files.rlim_cur / 32, 1, most));
   if (*options.jobs <= most)
     return *options.jobs;
   fmt::print(stderr,

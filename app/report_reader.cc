@@ -67,8 +67,8 @@ public:
     if (value.is_number_unsigned() && value.get<std::uint64_t>() >= least &&
         value.get<std::uint64_t>() <= most)
       return value.get<std::uint64_t>();
-    fail(path, fmt::format("expected a whole number from {} to {}", least,
-                           most));
+    fail(path,
+         fmt::format("expected a whole number from {} to {}", least, most));
     return least;
   }
 
@@ -165,8 +165,8 @@ void check_client(Fields &fields, const Step &step, const std::string &path,
   } else if (!clients.empty() &&
              std::ranges::find(clients, step.client) == clients.end()) {
     fields.fail(path + ".client",
-                fmt::format("'{}' is not one of the check's clients ({})",
-                            name, fmt::join(clients, ", ")));
+                fmt::format("'{}' is not one of the check's clients ({})", name,
+                            fmt::join(clients, ", ")));
   }
 }
 

@@ -34,13 +34,13 @@ Result<nanoseconds> parse_duration(std::string_view text) {
     for (const auto &[name, scale] : kUnits)
       if (unit == name && count <= kLongestDuration.count() / scale)
         return nanoseconds(count * scale);
-  return Error{fmt::format("'{}' is not a duration: give a positive whole "
-                           "number and a unit (ns, us, ms, s, m, h), e.g. "
-                           "10s, of at most 100 years ({}h)",
-                           text,
-                           std::chrono::duration_cast<std::chrono::hours>(
-                               kLongestDuration)
-                               .count())};
+  return Error{fmt::format(
+      "'{}' is not a duration: give a positive whole "
+      "number and a unit (ns, us, ms, s, m, h), e.g. "
+      "10s, of at most 100 years ({}h)",
+      text,
+      std::chrono::duration_cast<std::chrono::hours>(kLongestDuration)
+          .count())};
 }
 
 std::string format_duration(nanoseconds duration) {
@@ -50,8 +50,8 @@ std::string format_duration(nanoseconds duration) {
   return fmt::format("{}ns", duration.count());
 }
 
-Result<std::chrono::milliseconds> timeout_of_seconds(double seconds,
-                                                     std::chrono::seconds at_most) {
+Result<std::chrono::milliseconds>
+timeout_of_seconds(double seconds, std::chrono::seconds at_most) {
   // Written so that NaN fails it too.
   if (seconds >= 0.001 && seconds <= static_cast<double>(at_most.count()))
     return std::chrono::milliseconds(std::llround(seconds * 1000));

@@ -40,9 +40,9 @@ TEST(JsonBytes, RefusesWhatIsNotUtf8) {
            "\xe2\x28\xa1",     // a bad continuation
        })
     EXPECT_FALSE(is_utf8(bad)) << json_bytes(bad).dump();
-  for (const char *good : {"\x7f", "\xc2\x80", "\xe0\xa0\x80", "\xed\x9f\xbf",
-                           "\xee\x80\x80", "\xf0\x90\x80\x80",
-                           "\xf4\x8f\xbf\xbf"})
+  for (const char *good :
+       {"\x7f", "\xc2\x80", "\xe0\xa0\x80", "\xed\x9f\xbf", "\xee\x80\x80",
+        "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf"})
     EXPECT_TRUE(is_utf8(good)) << good;
 }
 
@@ -50,10 +50,9 @@ TEST(JsonBytes, ReadsBothFormsBack) {
   EXPECT_EQ(*bytes_of_json(json("text")), "text");
   EXPECT_EQ(*bytes_of_json(json::parse(R"({"hex": "48FF0a"})")), "H\xff\n");
   EXPECT_EQ(*bytes_of_json(json::parse(R"({"hex": ""})")), "");
-  for (const char *bad :
-       {R"({"hex": "4"})", R"({"hex": "zz"})", R"({"hex": 48})",
-        R"({"hex": "48", "more": 1})", R"({})", "48", "null", "[\"a\"]",
-        "true"})
+  for (const char *bad : {R"({"hex": "4"})", R"({"hex": "zz"})",
+                          R"({"hex": 48})", R"({"hex": "48", "more": 1})",
+                          R"({})", "48", "null", "[\"a\"]", "true"})
     EXPECT_FALSE(bytes_of_json(json::parse(bad)).ok()) << bad;
 }
 

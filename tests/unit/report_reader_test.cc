@@ -62,8 +62,8 @@ TEST(ReportReader, ReadsEveryField) {
 }
 
 TEST(ReportReader, AbsentAndNullFieldsAreDefaults) {
-  const auto plan = parse_report(
-      R"({"counterexample": [{"send": "x"}], "violation": null})");
+  const auto plan =
+      parse_report(R"({"counterexample": [{"send": "x"}], "violation": null})");
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   EXPECT_EQ(plan->expected, "");
   EXPECT_EQ(plan->target.invariant, "none");
@@ -72,8 +72,7 @@ TEST(ReportReader, AbsentAndNullFieldsAreDefaults) {
 
 TEST(ReportReader, RefusesWhatIsNotAReport) {
   EXPECT_EQ(parse_report("").error().message.substr(0, 9), "not JSON:");
-  EXPECT_EQ(parse_report("{\"a\": ").error().message.substr(0, 9),
-            "not JSON:");
+  EXPECT_EQ(parse_report("{\"a\": ").error().message.substr(0, 9), "not JSON:");
   EXPECT_EQ(parse_report("[1]").error().message,
             "not a cmc check --json report (not a JSON object)");
   EXPECT_EQ(parse_report("1e999").error().message.substr(0, 9), "not JSON:");
@@ -147,8 +146,8 @@ TEST(ReportReader, EveryStepIsByAClientOfTheCheck) {
 
 // Port -1 became 65535 and 70000 became 4464.
 TEST(ReportReader, NumbersAreInRange) {
-  for (const json &port : {json(-1), json(0), json(70000), json("80"),
-                           json(80.5), json(true)})
+  for (const json &port :
+       {json(-1), json(0), json(70000), json("80"), json(80.5), json(true)})
     EXPECT_EQ(error_with("/replay/port", port),
               "replay.port: expected a whole number from 1 to 65535")
         << port;
