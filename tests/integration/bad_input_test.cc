@@ -409,17 +409,22 @@ TEST_F(BadReport, ADirectoryOrNoJson) {
                   path() + ": not JSON: parse error at line 1");
 }
 
-// A message that is not UTF-8 is written as {"hex": ...} and replays:
-// it was written as U+FFFD, so the replay sent other bytes.
+// A message and a program path that are not UTF-8 are written as
+// {"hex": ...} and replay: they were written as U+FFFD (or lost the
+// report), so the replay sent other bytes to another program.
 TEST_F(BadReport, BytesThatAreNotUtf8RoundTrip) {
+  const std::string program = dir_ + "/kv\xff";
+  std::filesystem::create_symlink(demo("kv"), program);
   const Outcome check = run_cmc(
       {"check", "-q", "--json", path(), "-m", "SET a\\n", "-m", "\\xff\\xfe\\n",
-       "--forbid-response", "ERR", "--", demo("kv"), "7000"});
+       "--forbid-response", "ERR", "--", program, "7000"});
   ASSERT_EQ(check.status, 1) << check.err;
   const auto json = nlohmann::json::parse(std::ifstream(path()));
   EXPECT_EQ(json["counterexample"],
             nlohmann::json::parse(R"([{"send": {"hex": "fffe0a"}}])"));
   EXPECT_EQ(json["coverage"][1]["send"], json["counterexample"][0]["send"]);
+  const std::string name = json["replay"]["command"][0]["hex"];
+  EXPECT_TRUE(name.ends_with("2f6b76ff")) << name; // "/kv\xff"
   const Outcome replay = run_cmc({"replay", "--from", path()});
   EXPECT_EQ(replay.status, 1) << replay.out << replay.err;
   EXPECT_NE(replay.out.find("step 1: send \"\\xff\\xfe\\n\""),
