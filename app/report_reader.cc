@@ -1,6 +1,7 @@
 #include "app/report_reader.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 
@@ -178,9 +179,10 @@ Step read_step(Fields &fields, const json &step, const std::string &path,
                       "{\"disconnect\": true} or {\"tick\": \"10s\"}");
     return value;
   }
-  if (step.contains("send") + step.contains("disconnect") +
-          step.contains("tick") !=
-      1) {
+  const auto kinds = std::ranges::count_if(
+      std::array{"send", "disconnect", "tick"},
+      [&](const char *kind) { return step.contains(kind); });
+  if (kinds != 1) {
     fields.fail(path, "expected exactly one of send, disconnect and tick");
     return value;
   }
