@@ -1,6 +1,8 @@
 #include "app/check_command.h"
 
-#include <cmath>
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -57,10 +59,41 @@ check_spec(const CheckOptions &options) {
     usage("--strict needs --dedup regions: only the region abstraction "
           "merges states that differ elsewhere");
   auto spec = target_spec(options.target);
+  if (spec->tick &&
+      options.max_ticks.value_or(1) >
+          static_cast<std::size_t>(kLongestDuration / *spec->tick))
+    usage(fmt::format("--max-ticks {} of --tick {} add up to more than 100 "
+                      "years of virtual time",
+                      *options.max_ticks, options.target.tick));
   spec->state = state;
   // Every merge of regions is audited against the whole process.
   spec->audit = state == tracer::StateKind::kRegions;
   return spec;
+}
+
+// The workers to run: -j, by default one per CPU. More than 4 per CPU
+// (or than 1 per 32 descriptors cmc may open: each worker holds a target,
+// its connections, pipes and a network namespace) run no faster and can
+// exhaust what the kernel gives one process: capped, with a line saying so.
+unsigned job_count(const CheckOptions &options) {
+  const unsigned cpus = std::max(1U, std::thread::hardware_concurrency());
+  if (!options.jobs)
+    return cpus;
+  if (*options.jobs == 0)
+    usage("-j 0: give at least 1 worker (default: one per CPU)");
+  unsigned most = 4 * cpus;
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY)
+    most =
+        static_cast<unsigned>(std::clamp<rlim_t>(files.rlim_cur / 32, 1, most));
+  if (*options.jobs <= most)
+    return *options.jobs;
+  fmt::print(stderr,
+             "cmc: -j {} is more workers than this machine runs at once; "
+             "using {} (at most 4 per CPU and 1 per 32 open files of "
+             "RLIMIT_NOFILE)\n",
+             *options.jobs, most);
+  return most;
 }
 
 search::Options search_options(const CheckOptions &options,
@@ -70,9 +103,7 @@ search::Options search_options(const CheckOptions &options,
     search.max_depth = *options.max_depth;
   if (options.max_states)
     search.max_states = *options.max_states;
-  search.jobs = options.jobs != 0
-                    ? options.jobs
-                    : std::max(1U, std::thread::hardware_concurrency());
+  search.jobs = job_count(options);
   search.progress = !options.quiet;
   if (spec.tick) {
     search.tick = spec.tick_action();
@@ -156,10 +187,14 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
                    "Explore paths of at most N steps");
   check.add_option("--max-states", options.max_states,
                    "Stop after N distinct states");
-  check.add_option("-j,--jobs", options.jobs,
-                   "Worker threads (default: all CPUs)");
-  check.add_option("--json", options.json,
-                   "Write the JSON report to FILE (- for stdout)");
+  check
+      .add_option("-j,--jobs", options.jobs,
+                  "Worker threads (default: all CPUs; at most 4 per CPU)")
+      ->check(whole_number());
+  check
+      .add_option("--json", options.json,
+                  "Write the JSON report to FILE (- for stdout)")
+      ->check(json_file());
   check.add_flag("-q,--quiet", options.quiet, "No progress lines");
   check
       .add_option("--max-ticks", options.max_ticks,

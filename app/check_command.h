@@ -18,8 +18,8 @@ struct CheckOptions {
   TargetOptions target;
   std::optional<std::size_t> max_depth;
   std::optional<std::size_t> max_states;
-  unsigned jobs = 0; // 0: all CPUs
-  std::string json;  // "" none, "-" stdout
+  std::optional<unsigned> jobs; // none: all CPUs
+  std::string json;             // "" none, "-" stdout
   bool quiet = false;
   std::optional<std::size_t> max_ticks;
   bool once = false;          // each message at most once per path

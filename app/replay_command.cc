@@ -1,11 +1,19 @@
 #include "app/replay_command.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <span>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "app/report_reader.h"
 #include "app/step_report.h"
 #include "search/property.h"
 #include "tracer/network_namespace.h"
@@ -13,6 +21,7 @@
 #include "tracer/target_run.h"
 #include "util/escape.h"
 #include "util/fingerprint.h"
+#include "util/unique_fd.h"
 #include "util/user_error.h"
 
 namespace cmc::app {
@@ -53,75 +62,85 @@ std::string program_hash(const std::string &program) {
   return fingerprint_of(std::as_bytes(std::span(bytes))).hex();
 }
 
-nlohmann::json read_report(const std::string &path) {
-  std::ifstream file(path);
-  if (!file)
-    cannot_check(fmt::format("cannot read the report {}", path));
-  auto json = nlohmann::json::parse(file, nullptr, false);
-  if (json.is_discarded() || !json.is_object())
-    cannot_check(fmt::format("{} is not a cmc check --json report", path));
-  return json;
+// The text of the report at path: a regular file of at most 64 MiB.
+std::string read_report(const std::string &path) {
+  const auto fail = [&](const std::string &why) {
+    cannot_check(fmt::format("cannot read the report {}: {}", path, why));
+  };
+  const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid())
+    fail(std::strerror(errno));
+  constexpr std::size_t kMostBytes = 64 << 20;
+  std::string text;
+  std::array<char, 65536> buffer{};
+  while (true) {
+    const ssize_t got = read(fd.get(), buffer.data(), buffer.size());
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0)
+      fail(std::strerror(errno)); // EISDIR for a directory
+    if (got == 0)
+      return text;
+    text.append(buffer.data(), static_cast<std::size_t>(got));
+    if (text.size() > kMostBytes)
+      fail("larger than 64 MiB, not a cmc check --json report");
+  }
 }
 
 // The report's target options where the command line gave none.
-void merge_target(TargetOptions &target, const nlohmann::json &replay) {
-  if (!replay.is_object())
-    return;
+void merge_target(TargetOptions &target, const TargetOptions &report) {
   if (target.command.empty())
-    target.command = replay.value("command", std::vector<std::string>{});
+    target.command = report.command;
   if (target.regions.empty())
-    target.regions = replay.value("regions", std::vector<std::string>{});
+    target.regions = report.regions;
   if (target.clients.empty())
-    target.clients = replay.value("clients", std::vector<std::string>{});
+    target.clients = report.clients;
   if (target.invariant == "none")
-    target.invariant = replay.value("invariant", "none");
+    target.invariant = report.invariant;
   if (target.seed == 0)
-    target.seed = replay.value("seed", std::uint64_t{0});
+    target.seed = report.seed;
   if (target.forbid_response.empty())
-    target.forbid_response = replay.value("forbid_response", "");
+    target.forbid_response = report.forbid_response;
   if (target.properties.empty())
-    target.properties = replay.value("properties", std::vector<std::string>{});
-  if (!target.port && replay.contains("port") && replay["port"].is_number())
-    target.port = replay["port"].get<std::uint16_t>();
-  target.aslr = target.aslr || replay.value("aslr", false);
+    target.properties = report.properties;
+  if (!target.port)
+    target.port = report.port;
+  target.aslr = target.aslr || report.aslr;
   if (target.writable.empty())
-    target.writable = replay.value("writable", std::vector<std::string>{});
+    target.writable = report.writable;
+  if (target.tick.empty())
+    target.tick = report.tick;
+}
+
+// Each step's client is one of the clients the replay starts (--client
+// given overrides the report's).
+void check_step_clients(const Plan &plan) {
+  const std::vector<std::string> &clients = plan.target.clients;
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step &step = plan.steps[i];
+    const bool known =
+        std::find(clients.begin(), clients.end(), step.client) != clients.end();
+    if (step.kind != Step::Kind::kTick && !clients.empty() && !known)
+      usage(fmt::format(
+          "the report's step {} is by {}, not by one of the clients {}", i + 1,
+          step.client.empty() ? "no client"
+                              : "client '" + encode_escapes(step.client) + "'",
+          fmt::join(clients, ", ")));
+  }
 }
 
 Plan report_plan(const ReplayOptions &options) {
+  auto report = parse_report(read_report(options.from));
+  if (!report)
+    cannot_check(fmt::format("{}: {}", options.from, report.error().message));
   Plan plan;
+  plan.steps = std::move(report->steps);
+  plan.expected = std::move(report->expected);
   plan.target = options.target;
-  const auto report = read_report(options.from);
-  const auto &steps = report.value("counterexample", nlohmann::json());
-  if (!steps.is_array())
-    cannot_check(fmt::format("the report {} has no counterexample to replay",
-                             options.from));
-  for (const auto &step : steps) {
-    Step value;
-    value.client = step.value("client", "");
-    if (step.contains("send")) {
-      value.message = step["send"].get<std::string>();
-    } else if (step.value("disconnect", false)) {
-      value.kind = Step::Kind::kDisconnect;
-    } else if (step.contains("tick")) {
-      value.kind = Step::Kind::kTick;
-      if (plan.target.tick.empty())
-        plan.target.tick = step["tick"].get<std::string>();
-    } else {
-      cannot_check(fmt::format("{}: a step that is neither send, disconnect "
-                               "nor tick",
-                               options.from));
-    }
-    plan.steps.push_back(std::move(value));
-  }
-  if (report.contains("violation") && report["violation"].is_string())
-    plan.expected = report["violation"].get<std::string>();
-  const auto replay = report.value("replay", nlohmann::json());
-  merge_target(plan.target, replay);
-  if (replay.is_object()) {
-    plan.found_with = replay.value("command", std::vector<std::string>{});
-    plan.found_hash = replay.value("program_hash", "");
-  }
+  merge_target(plan.target, report->target);
+  plan.found_with = report->target.command;
+  plan.found_hash = report->program_hash;
+  check_step_clients(plan);
   return plan;
 }
 

@@ -1,5 +1,8 @@
 #include "app/report.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -9,6 +12,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "app/json_bytes.h"
 #include "app/step_report.h"
 #include "util/escape.h"
 #include "util/fingerprint.h"
@@ -429,8 +433,15 @@ nlohmann::json error_json(const std::string &message) {
 
 JsonOutput::JsonOutput(const std::string &destination)
     : destination_(destination) {
-  if (destination.empty() || destination == "-")
+  if (destination.empty())
     return;
+  if (destination == "-") {
+    // A closed stdout: a descriptor cmc opens later would take number 1.
+    const int flags = fcntl(STDOUT_FILENO, F_GETFL);
+    if (flags == -1 || (flags & O_ACCMODE) == O_RDONLY)
+      usage("cannot write --json -: stdout is closed or read-only");
+    return;
+  }
   file_.open(destination);
   if (!file_)
     usage(fmt::format("cannot write --json {}: {}", destination,
@@ -438,17 +449,22 @@ JsonOutput::JsonOutput(const std::string &destination)
 }
 
 void JsonOutput::write(const nlohmann::json &json) {
-  if (destination_.empty())
+  if (destination_.empty() || failed_)
     return;
+  const auto text = dump_json(json);
+  if (!text)
+    cannot_check(text.error().message);
   std::ostream &out = destination_ == "-" ? std::cout : file_;
-  // Messages are bytes; JSON strings are UTF-8: a byte that is not valid
-  // UTF-8 (binary protocols such as MQTT) is written as U+FFFD, the
-  // replay command line keeps it escaped.
-  out << json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-      << '\n'
-      << std::flush;
-  if (!out)
-    cannot_check(fmt::format("cannot write the JSON to {}", destination_));
+  errno = 0;
+  out << *text << '\n' << std::flush;
+  if (!out) {
+    // The error report would fail the same way.
+    failed_ = true;
+    cannot_check(fmt::format(
+        "cannot write the JSON report to {}{}",
+        destination_ == "-" ? "stdout" : destination_,
+        errno != 0 ? fmt::format(": {}", std::strerror(errno)) : ""));
+  }
 }
 
 std::string abstraction_caveat(const search::Report &report,

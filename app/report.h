@@ -70,7 +70,9 @@ void print_sources(std::FILE *out, const tracer::Sources &sources);
 
 // Where --json writes: a file, "-" for stdout, "" nowhere. The file is
 // created when this is made, so a path that cannot be written is a usage
-// error (UserError) before any work; write() throws UserError when it fails.
+// error (UserError) before any work; write() throws UserError when it fails
+// (a full disk, a closed stdout), and writes nothing after that. Strings
+// are written as json_bytes writes them.
 class JsonOutput {
 public:
   explicit JsonOutput(const std::string &destination);
@@ -79,6 +81,7 @@ public:
 private:
   std::string destination_;
   std::ofstream file_;
+  bool failed_ = false;
 };
 
 // Where a crash hit: "  at #0 crash+0x1c (misbehave.c:80)", then the

@@ -247,8 +247,7 @@ RunResult run_program(const ScanOptions &options,
   spec.launch.show_output = options.show_output;
   spec.messages = decode_messages(options.messages);
   spec.seed = options.seed;
-  spec.step_timeout =
-      std::chrono::milliseconds(std::llround(options.step_timeout_s * 1000));
+  spec.step_timeout = step_timeout(options.step_timeout_s);
   auto run = tracer::run_for_sites(spec);
   if (!run)
     cannot_check(run.error().message);
@@ -312,7 +311,8 @@ void add_scan_options(CLI::App &scan, ScanOptions &options) {
                   "BINARY: the executable, its shared libraries found as "
                   "ld.so finds them; with --run: -- PROGRAM [ARGS...]");
   scan.add_option("--json", options.json,
-                  "Write every site as JSON to FILE (- for stdout)");
+                  "Write every site as JSON to FILE (- for stdout)")
+      ->check(json_file());
   scan.add_flag("--all", options.sites,
                 "List the sites of libc and ld.so too, not only inline and "
                 "unknown ones");
@@ -325,11 +325,11 @@ void add_scan_options(CLI::App &scan, ScanOptions &options) {
                   "With --run: a message to send once the program listens "
                   "(repeatable, in order, one connection; C escapes decoded)");
   scan.add_option("--seed", options.seed,
-                  "With --run: seed of getrandom, /dev/urandom and AT_RANDOM");
+                  "With --run: seed of getrandom, /dev/urandom and AT_RANDOM")
+      ->check(whole_number());
   scan.add_option("--step-timeout", options.step_timeout_s,
                   "With --run: seconds to wait for the program to exit or "
-                  "wait for input (default 10)")
-      ->check(CLI::PositiveNumber);
+                  "wait for input (default 10, at most 86400)");
   scan.add_flag("--show-output", options.show_output,
                 "With --run: let the program write to cmc's stdout and "
                 "stderr");

@@ -2,7 +2,8 @@
 
 #include <unistd.h>
 
-#include <cmath>
+#include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <string_view>
@@ -55,6 +56,51 @@ std::vector<std::string> check_writable(const std::vector<std::string> &paths) {
 
 } // namespace
 
+CLI::Validator whole_number() {
+  return {[](std::string &text) -> std::string {
+            std::uint64_t value = 0;
+            const auto [end, error] =
+                std::from_chars(text.data(), text.data() + text.size(), value);
+            if (text.empty() || text.front() == '-' || error != std::errc() ||
+                end != text.data() + text.size())
+              return fmt::format("'{}' is not a whole number from 0 to "
+                                 "18446744073709551615",
+                                 text);
+            return "";
+          },
+          "UINT", ""};
+}
+
+CLI::Validator json_file() {
+  return {[](std::string &text) -> std::string {
+            return text.empty() ? "an empty value: give a file, or - for "
+                                  "stdout"
+                                : "";
+          },
+          "", ""};
+}
+
+Result<void> check_client_names(const std::vector<std::string> &clients) {
+  for (auto name = clients.begin(); name != clients.end(); ++name) {
+    if (name->empty() || name->find(':') != std::string::npos)
+      return Error{fmt::format("--client '{}': a name is not empty and has "
+                               "no ':'",
+                               *name)};
+    if (std::find(clients.begin(), name, *name) != name)
+      return Error{fmt::format("--client {} is given twice: each client "
+                               "needs a name of its own",
+                               *name)};
+  }
+  return {};
+}
+
+std::chrono::milliseconds step_timeout(double seconds) {
+  auto timeout = timeout_of_seconds(seconds);
+  if (!timeout)
+    usage("bad --step-timeout: " + timeout.error().message);
+  return *timeout;
+}
+
 void add_target_options(CLI::App &command, TargetOptions &options) {
   command.add_option("-m,--message", options.messages,
                      "One client message (repeatable); C escapes \\n \\r "
@@ -90,14 +136,14 @@ void add_target_options(CLI::App &command, TargetOptions &options) {
       });
   command.add_flag("--aslr", options.aslr,
                    "Leave the target's address-space randomisation on");
-  command.add_option("--port", options.port,
-                     "Connect to 127.0.0.1:PORT instead of the address the "
-                     "target listens on");
   command
-      .add_option("--step-timeout", options.step_timeout_s,
-                  "Seconds a step may take before the target counts as "
-                  "hung (default 10)")
-      ->check(CLI::PositiveNumber);
+      .add_option("--port", options.port,
+                  "Connect to 127.0.0.1:PORT instead of the address the "
+                  "target listens on")
+      ->check(CLI::Range(1, 65535));
+  command.add_option("--step-timeout", options.step_timeout_s,
+                     "Seconds a step may take before the target counts as "
+                     "hung (default 10, at most 86400)");
   command.add_flag("--show-output", options.show_output,
                    "Let the target write to cmc's stdout and stderr");
   command.add_option(
@@ -113,14 +159,18 @@ void add_target_options(CLI::App &command, TargetOptions &options) {
                      "DURATION' (10s, 250ms, ...) to the alphabet, tried "
                      "after the messages; waits and timers whose deadline it "
                      "passes fire");
-  command.add_option("--seed", options.seed,
-                     "Seed of getrandom, /dev/urandom and AT_RANDOM (default "
-                     "0)");
+  command
+      .add_option("--seed", options.seed,
+                  "Seed of getrandom, /dev/urandom and AT_RANDOM (default "
+                  "0)")
+      ->check(whole_number());
   command.add_option("command", options.command, "-- PROGRAM [ARGS...]");
 }
 
 void assign_clients(const CLI::App &command, TargetOptions &options) {
   options.message_clients.clear();
+  if (auto names = check_client_names(options.clients); !names)
+    usage(names.error().message);
   if (options.clients.empty()) {
     if (options.disconnect)
       usage("--disconnect needs --client");
@@ -167,8 +217,7 @@ std::shared_ptr<tracer::TargetSpec> target_spec(const TargetOptions &options) {
     spec->tick = *tick;
   }
   spec->port = options.port;
-  spec->step_timeout =
-      std::chrono::milliseconds(std::llround(options.step_timeout_s * 1000));
+  spec->step_timeout = step_timeout(options.step_timeout_s);
   return spec;
 }
 

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -10,6 +11,7 @@
 
 #include "search/property.h"
 #include "tracer/target_run.h"
+#include "util/result.h"
 
 namespace cmc::app {
 
@@ -36,10 +38,26 @@ struct TargetOptions {
   std::vector<std::string> command; // PROGRAM [ARGS...]
 };
 
+// An option of digits only, a value below 2^64: CLI11 reads "-1" into an
+// unsigned option as 2^64-1 and 2^64 as 2^64-1 too (strtoull).
+[[nodiscard]] CLI::Validator whole_number();
+
+// A --json value: a file or - (stdout); "" would silently mean none.
+[[nodiscard]] CLI::Validator json_file();
+
+// --client names: each one non-empty, without ':' (a --steps word is
+// NAME:TEXT) and given once.
+[[nodiscard]] Result<void>
+check_client_names(const std::vector<std::string> &clients);
+
+// --step-timeout SECONDS as a duration; throws UserError out of range
+// (1 ms to a day; NaN and infinity too).
+[[nodiscard]] std::chrono::milliseconds step_timeout(double seconds);
+
 // Registers the TargetOptions on command (none of them required).
 void add_target_options(CLI::App &command, TargetOptions &options);
 // After parsing: gives each -m the --client before it; throws UserError
-// for a -m before the first --client.
+// for a -m before the first --client or a bad --client name.
 void assign_clients(const CLI::App &command, TargetOptions &options);
 
 // The run of the target that the options describe; throws UserError for

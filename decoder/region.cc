@@ -22,6 +22,14 @@ std::optional<std::uint64_t> parse_number(std::string_view text) {
   return value;
 }
 
+// The loaded segment that holds the link-time address, or nullptr.
+const LoadSegment *segment_of(const ElfFile &elf, std::uint64_t address) {
+  for (const LoadSegment &load : elf.loads())
+    if (address >= load.vaddr && address - load.vaddr < load.memsz)
+      return &load;
+  return nullptr;
+}
+
 } // namespace
 
 Result<RegionSpec> parse_region_spec(std::string_view text) {
@@ -37,17 +45,19 @@ Result<RegionSpec> parse_region_spec(std::string_view text) {
   if (colon != std::string_view::npos) {
     const auto length = parse_number(text.substr(colon + 1));
     if (!length || *length == 0)
-      return bad("the length must be a positive number");
+      return bad("the length must be a positive number below 2^64");
     spec.length = length;
   }
   const auto plus = head.find('+');
   if (plus != std::string_view::npos) {
     const auto offset = parse_number(head.substr(plus + 1));
     if (!offset)
-      return bad("the offset must be a number");
+      return bad("the offset must be a number below 2^64");
     spec.offset = *offset;
     head = head.substr(0, plus);
   }
+  if (spec.length && *spec.length > UINT64_MAX - spec.offset)
+    return bad("OFF+LEN is past the end of the address space");
   if (head.empty())
     return bad("no symbol");
   spec.symbol = std::string(head);
@@ -75,6 +85,19 @@ Result<Region> resolve_region(const RegionSpec &spec, const ElfFile &elf) {
         "region '{}' is empty: symbol '{}' has size {}; give a length",
         spec.text, spec.symbol, symbol->size)};
   }
+  const LoadSegment *segment = segment_of(elf, symbol->value);
+  if (segment == nullptr)
+    return Error{fmt::format("'{}' (0x{:x}) is in no loaded segment of {}",
+                             spec.symbol, symbol->value, elf.path())};
+  // Bytes from the symbol to the end of its segment: the region must lie
+  // inside them, or it would read another mapping or wrap around.
+  const std::uint64_t room = segment->vaddr + segment->memsz - symbol->value;
+  if (spec.offset >= room || length > room - spec.offset)
+    return Error{fmt::format("region '{}' ({} bytes at offset {} of '{}') "
+                             "does not fit in the loaded segment that holds "
+                             "'{}': {} bytes from it to the segment's end",
+                             spec.text, length, spec.offset, spec.symbol,
+                             spec.symbol, room)};
   return Region{spec.text, symbol->value + spec.offset, length};
 }
 

@@ -10,7 +10,8 @@
 
 namespace cmc::decoder {
 
-// A --region argument: SYMBOL, SYMBOL:LEN or SYMBOL+OFF:LEN.
+// A --region argument: SYMBOL, SYMBOL:LEN or SYMBOL+OFF:LEN (OFF+LEN below
+// 2^64).
 struct RegionSpec {
   std::string text; // as written
   std::string symbol;
@@ -29,7 +30,8 @@ struct Region {
 
 // Looks the symbol up (.symtab, then .dynsym), or with a leading dot the
 // loaded section of that name (.bss, .data); the length defaults to the
-// symbol's or section's size. Fails for an unknown name or an empty region.
+// symbol's or section's size. Fails for an unknown name, an empty region, or
+// one that does not lie inside the PT_LOAD segment that holds the symbol.
 [[nodiscard]] Result<Region> resolve_region(const RegionSpec &spec,
                                             const ElfFile &elf);
 

@@ -165,8 +165,8 @@ TEST_F(Replay, BadRequestsAreUsageErrors) {
       2);
   const Outcome missing = run_cmc({"replay", "--from", path("none.json")});
   EXPECT_EQ(missing.status, 3);
-  EXPECT_EQ(missing.err,
-            "cmc: cannot read the report " + path("none.json") + "\n");
+  EXPECT_EQ(missing.err, "cmc: cannot read the report " + path("none.json") +
+                             ": No such file or directory\n");
 }
 
 } // namespace

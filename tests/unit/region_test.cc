@@ -1,5 +1,6 @@
 #include "decoder/region.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace cmc::decoder {
@@ -56,6 +57,48 @@ TEST(Region, ResolvesAgainstTheFixture) {
             std::string::npos);
   EXPECT_FALSE(
       resolve_region(*parse_region_spec("fixture_cells+6"), *elf).ok());
+}
+
+// OFF+LEN past 2^64 wrapped around to the byte before the symbol.
+TEST(RegionSpec, RejectsArithmeticThatOverflows) {
+  const auto wraps = parse_region_spec("cmc_state+18446744073709551615:2");
+  ASSERT_FALSE(wraps.ok());
+  EXPECT_NE(wraps.error().message.find("past the end of the address space"),
+            std::string::npos)
+      << wraps.error().message;
+  EXPECT_FALSE(parse_region_spec("s+0x8000000000000000:0x8000000000000000"));
+  EXPECT_TRUE(parse_region_spec("s+0x7fffffffffffffff:0x8000000000000000"));
+  EXPECT_FALSE(parse_region_spec("s+18446744073709551616:1"));
+  EXPECT_FALSE(parse_region_spec("s:18446744073709551616"));
+}
+
+// A region reads the mapping of its symbol's segment, nothing past it.
+TEST(Region, StaysInsideTheSymbolsSegment) {
+  auto elf = ElfFile::open(std::string(CMC_FIXTURE_DIR) + "/symbols");
+  ASSERT_TRUE(elf.ok());
+  const auto resolve = [&](const std::string &text) {
+    return resolve_region(*parse_region_spec(text), *elf);
+  };
+  for (const char *text :
+       {"fixture_cells+1:18446744073709551614", "fixture_cells:0x10000000",
+        "fixture_cells+0x10000000:1", "fixture_cells+0xffffffffffffff00:1"}) {
+    const auto region = resolve(text);
+    ASSERT_FALSE(region.ok()) << text;
+    EXPECT_NE(region.error().message.find("does not fit in the loaded "
+                                          "segment"),
+              std::string::npos)
+        << region.error().message;
+  }
+  // Up to the last byte of the segment is fine.
+  const auto cells = elf->find_symbol("fixture_cells");
+  ASSERT_TRUE(cells);
+  for (const LoadSegment &load : elf->loads())
+    if (cells->value >= load.vaddr && cells->value < load.vaddr + load.memsz) {
+      const std::uint64_t room = load.vaddr + load.memsz - cells->value;
+      EXPECT_TRUE(resolve(fmt::format("fixture_cells:{}", room)).ok());
+      EXPECT_FALSE(resolve(fmt::format("fixture_cells:{}", room + 1)).ok());
+      EXPECT_TRUE(resolve(fmt::format("fixture_cells+{}:1", room - 1)).ok());
+    }
 }
 
 } // namespace
