@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -111,11 +112,16 @@ int run(int argc, char **argv) {
 
 } // namespace
 
+// What can fail in normal use is a Result or a UserError by now: an
+// exception that reaches main is a bug of cmc, but for want of memory.
 int main(int argc, char **argv) {
   try {
     return run(argc, argv);
+  } catch (const std::bad_alloc &) {
+    std::fputs("cmc: out of memory\n", stderr);
   } catch (const std::exception &error) {
-    std::fprintf(stderr, "cmc: internal error: %s\n", error.what());
-    return static_cast<int>(cmc::ExitCode::kCannotCheck);
+    std::fprintf(stderr, "cmc: internal error (a bug of cmc): %s\n",
+                 error.what());
   }
+  return static_cast<int>(cmc::ExitCode::kCannotCheck);
 }
