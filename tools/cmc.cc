@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -112,6 +113,8 @@ int run(int argc, char **argv) {
 
 } // namespace
 
+// What can fail in normal use is a Result or a UserError by now: an
+// exception that reaches main is a bug of cmc, but for want of memory.
 int main(int argc, char **argv) {
   // A property plugin's host (app/plugin_host.h), which cmc starts itself:
   // no command a user gives.
@@ -119,8 +122,11 @@ int main(int argc, char **argv) {
     return cmc::app::run_plugin_server(argv[2]);
   try {
     return run(argc, argv);
+  } catch (const std::bad_alloc &) {
+    std::fputs("cmc: out of memory\n", stderr);
   } catch (const std::exception &error) {
-    std::fprintf(stderr, "cmc: internal error: %s\n", error.what());
-    return static_cast<int>(cmc::ExitCode::kCannotCheck);
+    std::fprintf(stderr, "cmc: internal error (a bug of cmc): %s\n",
+                 error.what());
   }
+  return static_cast<int>(cmc::ExitCode::kCannotCheck);
 }

@@ -3,8 +3,6 @@
 #include <elfutils/libdwfl.h>
 #include <libunwind-ptrace.h>
 
-#include <cerrno>
-#include <cstring>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -88,9 +86,8 @@ Result<Backtracer> Backtracer::attach(pid_t pid) {
   // libunwind learns of a pid that is not ours only when a read fails in
   // the middle of a walk: check first that ptrace reaches its registers.
   if (auto regs = sys::registers(pid); !regs)
-    return Error{fmt::format("cannot unwind pid {}: it is not a stopped "
-                             "tracee ({})",
-                             pid, regs.error().message)};
+    return regs.error().after(
+        fmt::format("cannot unwind pid {}: it is not a stopped tracee: ", pid));
   std::unique_ptr<Dwfl, DwflCloser> dwfl(dwfl_begin(&kProcCallbacks));
   if (!dwfl)
     return Error{fmt::format("dwfl_begin: {}", dwfl_message())};
@@ -115,14 +112,17 @@ Result<Backtracer> Backtracer::attach(pid_t pid) {
 Result<void> Backtracer::report_modules() {
   dwfl_report_begin(dwfl_.get());
   const int rc = dwfl_linux_proc_report(dwfl_.get(), pid_);
-  // Positive: an errno value; negative: a libdwfl error.
+  // Positive: an errno value (of its read of /proc/PID/maps); negative: a
+  // libdwfl error.
   std::string why;
+  if (rc < 0)
+    why = dwfl_message();
+  if (dwfl_report_end(dwfl_.get(), nullptr, nullptr) != 0 && why.empty() &&
+      rc == 0)
+    why = dwfl_message();
   if (rc > 0)
-    why = std::strerror(rc);
-  else if (rc < 0)
-    why = dwfl_message();
-  if (dwfl_report_end(dwfl_.get(), nullptr, nullptr) != 0 && why.empty())
-    why = dwfl_message();
+    return proc_error(fmt::format("cannot read the mappings of pid {}", pid_),
+                      rc);
   if (!why.empty())
     return Error{
         fmt::format("cannot read the mappings of pid {}: {}", pid_, why)};

@@ -9,7 +9,6 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <memory>
 
 #include <fmt/format.h>
@@ -53,7 +52,7 @@ std::uint64_t number(std::string_view text, int base) {
 Result<std::string> read_at(int directory, const char *name) {
   const UniqueFd fd(openat(directory, name, O_RDONLY | O_CLOEXEC));
   if (!fd.valid())
-    return Error{std::strerror(errno)};
+    return proc_error(name, errno);
   // fdinfo is generated whole on open: a read shorter than asked for
   // returned the rest (no second read for the end of file).
   std::string text;
@@ -61,7 +60,7 @@ Result<std::string> read_at(int directory, const char *name) {
   while (true) {
     const ssize_t got = read(fd.get(), buffer.data(), buffer.size());
     if (got < 0)
-      return Error{std::strerror(errno)};
+      return proc_error(name, errno);
     text.append(buffer.data(), static_cast<std::size_t>(got));
     if (static_cast<std::size_t>(got) < buffer.size())
       return text;
@@ -174,8 +173,7 @@ capture_descriptors(const Tracee &tracee, const SocketOwners &owners,
   const UniqueFd infos(
       open(info_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!listing || !infos.valid())
-    return Error{
-        fmt::format("cannot open {}: {}", fd_path, std::strerror(errno))};
+    return proc_error("cannot open " + fd_path, errno);
   std::vector<decoder::DescriptorImage> descriptors;
   std::array<char, 4096> link{};
   while (const dirent *entry = readdir(listing.get())) {
@@ -183,10 +181,16 @@ capture_descriptors(const Tracee &tracee, const SocketOwners &owners,
       continue;
     const ssize_t length = readlinkat(dirfd(listing.get()), entry->d_name,
                                       link.data(), link.size());
+    if (length < 0)
+      return proc_error(
+          fmt::format("cannot read descriptor {} of the target", entry->d_name),
+          errno);
     auto info = read_at(infos.get(), entry->d_name);
-    if (length < 0 || !info)
-      return Error{fmt::format("cannot read descriptor {} of the target",
-                               entry->d_name)};
+    if (!info)
+      return info.error().after(
+          fmt::format("cannot read the fdinfo of descriptor {} of the "
+                      "target: ",
+                      entry->d_name));
     FdInfo fields = parse_fdinfo(*info);
     decoder::DescriptorImage descriptor;
     descriptor.fd = static_cast<int>(number(entry->d_name, 10));

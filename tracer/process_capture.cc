@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <optional>
 
@@ -223,7 +222,7 @@ Result<std::vector<ReadRange>> backed(pid_t pid,
   const std::string path = fmt::format("/proc/{}/pagemap", pid);
   const UniqueFd pagemap(open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!pagemap.valid())
-    return Error{fmt::format("cannot open {}: {}", path, std::strerror(errno))};
+    return proc_error("cannot open " + path, errno);
   std::vector<ReadRange> parts;
   const auto add = [&](std::uint64_t start, std::uint64_t end) {
     if (!parts.empty() && parts.back().end == start)
@@ -242,8 +241,7 @@ Result<std::vector<ReadRange>> backed(pid_t pid,
     const auto size = static_cast<ssize_t>(entries.size() * sizeof entries[0]);
     if (pread(pagemap.get(), entries.data(), static_cast<std::size_t>(size),
               static_cast<off_t>(first / kPage * sizeof entries[0])) != size)
-      return Error{
-          fmt::format("cannot read {}: {}", path, std::strerror(errno))};
+      return proc_error("cannot read " + path, errno);
     for (std::size_t page = 0; page < entries.size(); ++page)
       if ((entries[page] & (kPresent | kSwapped)) != 0)
         add(std::max(range.start, first + page * kPage),
@@ -274,7 +272,7 @@ Result<std::size_t> read_into(pid_t pid, std::span<const ReadRange> parts,
     }
   }
   if (auto read = sys::read_memory_scattered(pid, remote, local); !read)
-    return Error{"cannot read the target's memory: " + read.error().message};
+    return read.error().after("cannot read the target's memory: ");
   return total;
 }
 

@@ -44,15 +44,21 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
       return fault.error();
     seen.received.push_back(target.drain());
     seen.effects.push_back(target.effects());
-    if (*fault) {
-      seen.fault = **fault;
-      seen.fault->step = step;
-      seen.sources = target.session().environment().sources();
-      return seen;
+    if (!*fault) {
+      auto observed = observe(target, step + 1, path.size(), seen, now);
+      if (observed)
+        continue;
+      if (!observed.error().target_gone())
+        return observed.error();
+      // The target was dying as the step ended: the step ended it.
+      fault = target.gone();
+      if (!fault)
+        return observed.error(); // it was not: the read's own failure
     }
-    if (auto observed = observe(target, step + 1, path.size(), seen, now);
-        !observed)
-      return observed.error();
+    seen.fault = **fault;
+    seen.fault->step = step;
+    seen.sources = target.session().environment().sources();
+    return seen;
   }
   seen.after = std::move(now.state);
   seen.files_after = std::move(now.files);

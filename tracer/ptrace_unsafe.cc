@@ -10,16 +10,17 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
-#include <cstring>
 
 #include <fmt/format.h>
 
 namespace cmc::tracer::sys {
 namespace {
 
+// ESRCH: pid is gone, or (ptrace) not stopped for cmc; a thread cmc saw
+// stopped is then one its process's death or another thread's execve
+// killed.
 Error errno_error(const char *what, pid_t pid) {
-  return Error{
-      fmt::format("{} on pid {}: {}", what, pid, std::strerror(errno))};
+  return system_error(fmt::format("{} on pid {}", what, pid), errno);
 }
 
 } // namespace
@@ -63,6 +64,13 @@ Result<void> set_registers(pid_t pid, const user_regs_struct &regs) {
   if (ptrace(PTRACE_SETREGS, pid, nullptr, &regs) != 0)
     return errno_error("PTRACE_SETREGS", pid);
   return {};
+}
+
+bool still_stopped(pid_t tid) {
+  // Any request that needs a stop, with no effect on the tracee.
+  unsigned long message = 0;
+  return ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &message) == 0 ||
+         errno != ESRCH;
 }
 
 Result<siginfo_t> signal_info(pid_t pid) {

@@ -2,8 +2,9 @@
 
 // Every raw ptrace, process_vm_readv, pidfd and seccomp call of cmc is in
 // ptrace_unsafe.cc, so the few places that touch another process can be
-// audited together. ESRCH from any of them means the target died: callers
-// learn how from waitpid, it is not an error of cmc.
+// audited together. Each failure keeps its errno; ESRCH from any of them
+// means the target, or the thread asked about, died (an Error of kind
+// kTargetGone): callers learn how from waitpid, it is not an error of cmc.
 
 #include <csignal>
 #include <linux/filter.h>
@@ -38,6 +39,10 @@ void resume(pid_t pid, int signal, bool to_syscall_stop);
 [[nodiscard]] Result<user_regs_struct> registers(pid_t pid);
 [[nodiscard]] Result<void> set_registers(pid_t pid,
                                          const user_regs_struct &regs);
+// Whether tid is still in a ptrace stop. Only a SIGKILL ends a stop that
+// cmc has not: its whole process dies, or another of its threads called
+// execve; the thread's end then comes from waitpid.
+[[nodiscard]] bool still_stopped(pid_t tid);
 // The siginfo of a signal-delivery stop.
 [[nodiscard]] Result<siginfo_t> signal_info(pid_t pid);
 // Executes one instruction of a stopped tracee, then waits for its stop.

@@ -18,6 +18,7 @@
 #include <fmt/ranges.h>
 
 #include "tracer/input_wait.h"
+#include "tracer/ptrace_unsafe.h"
 #include "tracer/watchdog.h"
 #include "util/log.h"
 
@@ -34,6 +35,13 @@ Error exec_error(pid_t pid) {
       "the target executed another program ({}) during a step; cmc checks "
       "one program and cannot read the state of the new one",
       unreadable ? "unknown" : program.string())};
+}
+
+// Whether error, met while cmc had thread tid stopped, shows the target
+// gone: a call found it so, or tid is no longer stopped (a call's error
+// may not say why it failed).
+bool gone(const Error &error, pid_t tid) {
+  return error.target_gone() || !sys::still_stopped(tid);
 }
 
 Error new_process_error(pid_t pid) {
@@ -54,9 +62,11 @@ Result<std::optional<Fault>> Session::run_until_quiescent() {
     if (!*status)
       break;
     auto fault = on_stop(**status);
-    if (!fault)
-      return fault.error();
-    if (*fault)
+    if (!fault && gone(fault.error(), tracee_.focused())) {
+      ending();
+      continue;
+    }
+    if (!fault || *fault)
       return fault;
   }
   // Quiescent. With no thread held in a wait, every one sleeps on a futex
@@ -73,6 +83,10 @@ Result<std::optional<Fault>> Session::run_until_serving() {
     if (!fault || *fault)
       return fault;
     auto serving = waits_for_client();
+    if (!serving && serving.error().target_gone()) {
+      ending();
+      continue; // run_until_quiescent reports how it ended
+    }
     if (!serving)
       return serving.error();
     const auto deadline = next_deadline();
@@ -127,10 +141,11 @@ Result<std::optional<WaitStatus>> Session::next_stop() {
     for (const auto &[tid, thread] : threads_) {
       if (thread.run != Thread::Run::kParked)
         continue;
+      // A thread woken that ended is not asleep: waitpid reports its end.
       auto sleeps = tracee_.asleep_in_futex(tid);
-      if (!sleeps)
+      if (!sleeps && !sleeps.error().target_gone())
         return sleeps.error();
-      asleep = asleep && *sleeps;
+      asleep = asleep && sleeps && *sleeps;
     }
     if (!asleep) {
       sched_yield();
@@ -149,9 +164,14 @@ Result<std::optional<WaitStatus>> Session::next_stop() {
 Result<bool> Session::release_held() {
   bool released = false;
   for (auto &[tid, thread] : threads_) {
-    if (thread.run == Thread::Run::kHeld)
-      if (auto checked = recheck(tid, thread); !checked)
-        return checked.error();
+    auto checked = thread.run == Thread::Run::kHeld ? recheck(tid, thread)
+                                                    : Result<void>();
+    if (!checked && !gone(checked.error(), tid))
+      return checked.error();
+    if (!checked) {
+      ending();
+      return true; // each thread reports its end
+    }
     if (thread.run == Thread::Run::kReady) {
       tracee_.focus(tid);
       proceed(thread, Next::kRun);
@@ -165,10 +185,12 @@ Result<Session::Thread *> Session::current() {
   const pid_t tid = tracee_.focused();
   if (auto found = threads_.find(tid); found != threads_.end())
     return &found->second;
+  // Adopted first: the leader's end is not reported while a thread of it
+  // is left unreaped, and the Tracee reaps those it adopted.
+  tracee_.adopt(tid);
   auto thread = tracee_.is_thread(tid);
   if (!thread)
     return thread.error();
-  tracee_.adopt(tid);
   if (!*thread)
     return nullptr;
   Thread &added = threads_[tid];
@@ -224,6 +246,12 @@ Result<std::optional<Fault>> Session::on_stop(const WaitStatus &status) {
   if (event == PTRACE_EVENT_EXEC) {
     if (program_fixed_)
       return exec_error(tracee_.pid());
+    // execve killed the other threads; each ends without a stop (the one
+    // that called it, now the leader, under its old id without a report).
+    std::erase_if(threads_,
+                  [&](const auto &entry) { return entry.first != tid; });
+    self.waiting.reset();
+    self.awaiting_exit = false;
     // A new program, with a new vDSO and auxiliary vector.
     if (watcher_ != nullptr)
       watcher_->new_program();
@@ -257,11 +285,11 @@ Result<std::optional<Fault>> Session::on_new_task(int event) {
   const auto tid = static_cast<pid_t>(*pid);
   if (event == PTRACE_EVENT_CLONE && threads_.contains(tid))
     return std::optional<Fault>();
+  tracee_.adopt(tid);
   auto thread = event == PTRACE_EVENT_CLONE ? tracee_.is_thread(tid)
                                             : Result<bool>(false);
   if (!thread)
     return thread.error();
-  tracee_.adopt(tid);
   if (!*thread)
     return new_process_error(tid);
   Thread &added = threads_[tid];
@@ -270,12 +298,35 @@ Result<std::optional<Fault>> Session::on_new_task(int event) {
   return std::optional<Fault>();
 }
 
+Result<Fault> Session::await_end() {
+  // A dying target's SIGKILL ends every stop: a thread still stopped is
+  // not one, and its end would never come.
+  for (const auto &[tid, thread] : threads_)
+    if ((thread.run == Thread::Run::kHeld ||
+         thread.run == Thread::Run::kReady) &&
+        sys::still_stopped(tid))
+      return Error{fmt::format("the target was found gone, but its thread "
+                               "{} is still stopped",
+                               tid)};
+  ending();
+  auto fault = run_until_quiescent();
+  if (!fault)
+    return fault.error();
+  if (!*fault || (*fault)->kind == Fault::Kind::kDeadlock)
+    return Error{"the target was found gone, but its threads ran on"};
+  return **fault;
+}
+
 Result<void> Session::advance_clock(std::chrono::nanoseconds by) {
   environment_.clock().advance(by);
   if (auto fired =
           environment_.timers().fire_due(tracee_, environment_.clock());
-      !fired)
-    return fired;
+      !fired) {
+    if (!fired.error().target_gone())
+      return fired;
+    ending(); // run_until_quiescent reports how it ended
+    return {};
+  }
   for (auto &[tid, thread] : threads_) {
     if (thread.run != Thread::Run::kHeld || !thread.waiting->deadline ||
         *thread.waiting->deadline > environment_.clock().elapsed())
@@ -287,8 +338,12 @@ Result<void> Session::advance_clock(std::chrono::nanoseconds by) {
     auto ended = fired.result_at_deadline
                      ? skip(thread, fired.regs, *fired.result_at_deadline)
                      : expire(tracee_, *fired.call, fired.regs);
-    if (!ended)
+    if (!ended && !gone(ended.error(), tid))
       return ended;
+    if (!ended) {
+      ending();
+      return {};
+    }
   }
   return {};
 }
@@ -339,6 +394,14 @@ std::vector<Session::ThreadRegisters> Session::thread_registers() const {
   for (const auto &[index, thread] : threads)
     ordered.push_back(thread);
   return ordered;
+}
+
+void Session::ending() {
+  for (auto &[tid, thread] : threads_) {
+    thread.run = Thread::Run::kRunning;
+    thread.waiting.reset();
+    thread.awaiting_exit = false;
+  }
 }
 
 Fault Session::fault_of(const WaitStatus &status) const {

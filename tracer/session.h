@@ -54,6 +54,11 @@ public:
   // clock, the earliest first. They are not part of the explored space.
   [[nodiscard]] Result<std::optional<Fault>> run_until_serving();
 
+  // After a read found the target gone (an Error of kind kTargetGone)
+  // while cmc had it stopped: waits for the end of each of its threads and
+  // returns how it ended; an Error if it was not ending after all.
+  [[nodiscard]] Result<Fault> await_end();
+
   // Moves the virtual clock on. A wait or sleep whose deadline it passes
   // times out when run_until_quiescent next resumes the target.
   [[nodiscard]] Result<void> advance_clock(std::chrono::nanoseconds by);
@@ -159,6 +164,11 @@ private:
   // result instead.
   [[nodiscard]] Result<void> skip(Thread &thread, user_regs_struct regs,
                                   long result);
+  // The target is ending: only a SIGKILL ends a stop of cmc's, sent to
+  // every thread as the process dies (or by another thread's execve).
+  // Every thread's end is awaited from waitpid, the leader's last, which
+  // tells how it ended (fault_of).
+  void ending();
   [[nodiscard]] Fault fault_of(const WaitStatus &status) const;
 
   Tracee &tracee_;

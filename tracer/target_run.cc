@@ -21,7 +21,7 @@ namespace cmc::tracer {
 Result<std::vector<std::byte>> StateReader::read(const Tracee &t) const {
   std::vector<std::byte> bytes(total);
   if (auto done = t.read(remote, bytes); !done)
-    return Error{"cannot read the regions: " + done.error().message};
+    return done.error().after("cannot read the regions: ");
   return bytes;
 }
 
@@ -141,8 +141,14 @@ Result<TargetRun> TargetRun::start(const TargetSpec &spec,
   TargetRun run(spec, std::move(*tracee));
   if (watcher != nullptr)
     run.session_->watch(*watcher);
-  if (auto controlled = run.session_->take_control(); !controlled)
-    return controlled.error();
+  if (auto controlled = run.session_->take_control(); !controlled) {
+    auto fault =
+        controlled.error().target_gone() ? run.gone() : controlled.error();
+    if (!fault)
+      return controlled.error();
+    return startup_error(spec, *run.tracee_, **fault,
+                         "as cmc took control of it");
+  }
   if (auto settled = run.settle("before it waited for a client", true);
       !settled)
     return settled.error();
@@ -312,14 +318,32 @@ Result<std::optional<Fault>> TargetRun::run_step() {
   if (Watchdog::instance().interrupted())
     return Error{"interrupted"};
   tracee_->drain_output();
-  if (fault && *fault && !spec_->launch.show_output)
-    (*fault)->last_output = last_line(tracee_->output());
+  if (fault && *fault)
+    add_last_output(**fault);
   if (!fault || *fault)
     return fault;
   effects_.waits_in = session_->waits_in();
   if (auto collected = collect_replies(); !collected)
     return collected.error();
   return fault;
+}
+
+Result<std::optional<Fault>> TargetRun::gone() {
+  tracee_->lease().arm(spec_->step_timeout);
+  auto fault = session_->await_end();
+  tracee_->lease().disarm();
+  if (Watchdog::instance().interrupted())
+    return Error{"interrupted"};
+  if (!fault)
+    return fault.error();
+  add_last_output(*fault);
+  return std::optional(std::move(*fault));
+}
+
+void TargetRun::add_last_output(Fault &fault) {
+  tracee_->drain_output();
+  if (!spec_->launch.show_output)
+    fault.last_output = last_line(tracee_->output());
 }
 
 Result<void> TargetRun::collect_replies() {

@@ -107,6 +107,10 @@ public:
   // Sends a message or ticks the clock, then runs the target until it is
   // quiescent; the Fault (step unset) if it died, exited or hung.
   [[nodiscard]] Result<std::optional<Fault>> step(ActionId action);
+  // After a read of the target found it gone (an Error of kind
+  // kTargetGone) while it was stopped (once a step ended, or at start):
+  // how it ended, as step() would have returned it.
+  [[nodiscard]] Result<std::optional<Fault>> gone();
   // A tick of any length (the alphabet's is spec.tick), then runs the
   // target until it is quiescent.
   [[nodiscard]] Result<std::optional<Fault>> tick(std::chrono::nanoseconds by);
@@ -133,6 +137,9 @@ private:
   // Runs the target until it is quiescent after a step was given, then
   // until what it wrote has reached cmc.
   [[nodiscard]] Result<std::optional<Fault>> run_step();
+  // Adds the last line the target wrote to the fault (without
+  // show_output).
+  void add_last_output(Fault &fault);
   // Waits until everything the target wrote to each client has reached
   // cmc, and notes the connections it closed.
   [[nodiscard]] Result<void> collect_replies();

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -199,6 +200,21 @@ std::vector<char *> target_environment() {
 constexpr int kOutputPipeSize = 1 << 20;
 constexpr std::size_t kOutputKept = 4096;
 
+// The text of a /proc file of the target's: a gone target is kTargetGone.
+Result<std::string> read_proc(const std::string &path) {
+  const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid())
+    return proc_error("cannot open " + path, errno);
+  std::string text;
+  std::array<char, 4096> buffer{};
+  ssize_t got = 0;
+  while ((got = ::read(fd.get(), buffer.data(), buffer.size())) > 0)
+    text.append(buffer.data(), static_cast<std::size_t>(got));
+  if (got < 0)
+    return proc_error("cannot read " + path, errno);
+  return text;
+}
+
 } // namespace
 
 Tracee::Tracee(pid_t pid)
@@ -332,6 +348,10 @@ void Tracee::resume(int signal, bool to_syscall_stop) {
 Result<std::optional<WaitStatus>> Tracee::wait(bool block) {
   // The target's threads and processes share its process group (set at
   // launch), which no other tracee of cmc's is in.
+  if (ended_) {
+    focus_ = pid_;
+    return std::optional(*std::exchange(ended_, std::nullopt));
+  }
   auto event = sys::wait_for_group(pid_, block);
   if (!event)
     return event.error();
@@ -355,11 +375,11 @@ Result<bool> Tracee::asleep_in_futex(pid_t tid) const {
   // stat: "tid (comm) S ..." (comm may hold spaces and parentheses);
   // syscall: the number of the call it is blocked in, first.
   auto stat = proc_file(fmt::format("task/{}/stat", tid).c_str());
+  if (!stat)
+    return stat.error();
   auto call = proc_file(fmt::format("task/{}/syscall", tid).c_str());
-  if (!stat || !call)
-    return Error{fmt::format("cannot read the state of thread {} of the "
-                             "target",
-                             tid)};
+  if (!call)
+    return call.error();
   const std::size_t comm_end = stat->rfind(')');
   if (comm_end == std::string::npos || comm_end + 2 >= stat->size())
     return Error{fmt::format("cannot parse /proc/{}/task/{}/stat", pid_, tid)};
@@ -368,9 +388,11 @@ Result<bool> Tracee::asleep_in_futex(pid_t tid) const {
 }
 
 Result<bool> Tracee::is_thread(pid_t tid) const {
-  auto status = proc_file(fmt::format("task/{}/status", tid).c_str());
+  // Asked of the task itself, not of the target's task/ directory, where a
+  // process it started and a thread that ended are both missing.
+  auto status = read_proc(fmt::format("/proc/{}/status", tid));
   if (!status)
-    return false; // not among the target's tasks: another process
+    return status.error();
   return status->find(fmt::format("\nTgid:\t{}\n", pid_)) != std::string::npos;
 }
 
@@ -417,8 +439,13 @@ Result<long> Tracee::inject_syscall(std::uint64_t syscall_at, long nr,
   if (!status)
     return status.error();
   if (status->gone()) {
-    reaped_ = true;
-    return Error{"the target died in a system call cmc made for it"};
+    // Reaped here: wait() reports the leader's end, as it would have.
+    if (focus_ == pid_) {
+      reaped_ = true;
+      ended_ = *status;
+    }
+    return Error{"the target died in a system call cmc made for it",
+                 ErrorKind::kTargetGone};
   }
   auto after = registers();
   if (!after)
@@ -463,18 +490,7 @@ Result<std::vector<decoder::Mapping>> Tracee::maps() const {
 }
 
 Result<std::string> Tracee::proc_file(const char *leaf) const {
-  const std::string path = fmt::format("/proc/{}/{}", pid_, leaf);
-  const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid())
-    return Error{fmt::format("cannot open {}: {}", path, std::strerror(errno))};
-  std::string text;
-  std::array<char, 4096> buffer{};
-  ssize_t got = 0;
-  while ((got = ::read(fd.get(), buffer.data(), buffer.size())) > 0)
-    text.append(buffer.data(), static_cast<std::size_t>(got));
-  if (got < 0)
-    return Error{fmt::format("cannot read {}: {}", path, std::strerror(errno))};
-  return text;
+  return read_proc(fmt::format("/proc/{}/{}", pid_, leaf));
 }
 
 } // namespace cmc::tracer

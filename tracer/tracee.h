@@ -97,7 +97,7 @@ public:
   // instruction at syscall_at, with every register restored afterwards;
   // the call must not be one the table of syscall_table.h stops for (a
   // stop of observing_program is stepped over). Returns its result
-  // (-errno on failure).
+  // (-errno on failure); kTargetGone when the target died in it.
   [[nodiscard]] Result<long>
   inject_syscall(std::uint64_t syscall_at, long nr,
                  const std::array<std::uint64_t, 3> &args);
@@ -145,6 +145,8 @@ private:
   pid_t pid_;
   pid_t focus_;
   bool reaped_ = false;
+  // The end of the leader, reaped by inject_syscall, for wait() to report.
+  std::optional<WaitStatus> ended_;
   std::vector<pid_t> adopted_;
   UniqueFd pidfd_;
   std::optional<RunFiles> files_; // removed after the target is reaped

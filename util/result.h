@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -8,10 +9,37 @@
 
 namespace cmc {
 
+// What kind of failure an Error is, for callers that handle some kinds.
+enum class ErrorKind {
+  kFailed, // anything not named below
+  // The target process, or the thread of it asked about, no longer exists
+  // (ESRCH): it ended between two calls of cmc's. Not an error of cmc:
+  // waitpid tells how it ended.
+  kTargetGone,
+};
+
 // What went wrong, in one line a user can act on.
 struct Error {
   std::string message;
+  ErrorKind kind = ErrorKind::kFailed;
+  int error_number = 0; // errno of the system call that failed; 0: none
+
+  [[nodiscard]] bool target_gone() const {
+    return kind == ErrorKind::kTargetGone;
+  }
+  // The same failure, its message preceded by context ("cannot read the
+  // regions: ").
+  [[nodiscard]] Error after(std::string_view context) const;
 };
+
+// A failed system call on the target: "what: strerror(error_number)".
+// ESRCH, from ptrace, process_vm_readv or a pidfd, means the target (or the
+// thread asked about) is gone.
+[[nodiscard]] Error system_error(std::string_view what, int error_number);
+// The same for a file of the target's /proc/PID directory, which is gone
+// (ENOENT on open) or empty of its process (ESRCH on read) once the
+// process or thread ended.
+[[nodiscard]] Error proc_error(std::string_view what, int error_number);
 
 // The outcome of an operation that can fail in normal use: a value or an
 // Error. Modelled on std::expected, which clang-tidy 14 cannot parse yet.

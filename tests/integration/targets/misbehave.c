@@ -14,14 +14,21 @@
  * lines might check); mode serve only serves; mode peer keeps the port of
  * its client's end in peer_port (as servers that log their clients do).
  * "EXEC\n" executes this program again, serving on the next port.
+ * Mode churn: every message first starts threads that end on their own
+ * (four joined, four detached, each reading the clock and taking a lock);
+ * before "QUIT\n", "CRASH\n" or "SPIN\n" it also starts threads that read
+ * the clock for ever, and reads it itself a while, so that the process
+ * ends (or cmc kills it, hung) while its threads stop in system calls.
  */
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 unsigned char cmc_state[2];
@@ -73,6 +80,55 @@ static void before_listening(const char *mode) {
 }
 
 static const char *self_port;
+
+static pthread_mutex_t churn_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned churned;
+
+static void read_clock(int times) {
+  struct timespec now;
+  for (int i = 0; i < times; ++i)
+    clock_gettime(CLOCK_MONOTONIC, &now);
+}
+
+static void *churn_once(void *unused) {
+  (void)unused;
+  read_clock(3);
+  pthread_mutex_lock(&churn_lock);
+  ++churned;
+  pthread_mutex_unlock(&churn_lock);
+  return NULL;
+}
+
+static void *churn_forever(void *unused) {
+  (void)unused;
+  for (;;)
+    read_clock(1);
+  return NULL;
+}
+
+static void start_detached(void *(*body)(void *)) {
+  pthread_t thread;
+  if (pthread_create(&thread, NULL, body, NULL) != 0)
+    exit(1);
+  pthread_detach(thread);
+}
+
+static void churn(const char *line) {
+  pthread_t joined[4];
+  for (int i = 0; i < 4; ++i)
+    if (pthread_create(&joined[i], NULL, churn_once, NULL) != 0)
+      exit(1);
+  for (int i = 0; i < 4; ++i)
+    start_detached(churn_once);
+  for (int i = 0; i < 4; ++i)
+    pthread_join(joined[i], NULL);
+  if (strcmp(line, "QUIT") == 0 || strcmp(line, "CRASH") == 0 ||
+      strcmp(line, "SPIN") == 0) {
+    for (int i = 0; i < 4; ++i)
+      start_detached(churn_forever);
+    read_clock(200);
+  }
+}
 
 static void handle(const char *line) {
   if (strcmp(line, "EXEC") == 0) {
@@ -126,6 +182,8 @@ int main(int argc, char **argv) {
     }
     line[used] = '\0';
     used = 0;
+    if (strcmp(argv[1], "churn") == 0)
+      churn(line);
     handle(line);
     if (write(client, "OK\n", 3) != 3)
       return 1;
