@@ -42,7 +42,7 @@ static const char *handle(const char *line) {
   }
   if (strcmp(line, "RENEW") == 0 && cmc_state[0] == 1) {
     const uint64_t now = read_tscp();
-    if (now - taken_at > 5000000000u) {
+    if (now - taken_at > 5000000000U) {
       cmc_state[0] = 0;
       return "EXPIRED\n";
     }
