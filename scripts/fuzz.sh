@@ -39,7 +39,7 @@ run() {
       grep -o '[0-9]*') edges, $(find "$corpus" -type f | wc -l) inputs, ok"
   else
     echo "fuzz: $name FAILED; its log: $log" >&2
-    grep -E '^(==[0-9]+==ERROR|SUMMARY|cmc: internal error)' "$log" >&2 || true
+    grep -E '^(==[0-9]+== ?ERROR|SUMMARY|cmc: internal error)' "$log" >&2 || true
     grep -E 'Test unit written to' "$log" >&2 || true
     return 1
   fi
