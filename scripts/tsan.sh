@@ -53,5 +53,10 @@ CMC_BUILD_DIR=$build_dir CMC_CMAKE_FLAGS="-DCMC_TSAN=ON -DCMC_BENCH=OFF \
 ${CMC_CMAKE_FLAGS:-}" scripts/setup.sh
 export LD_LIBRARY_PATH=$tbb_prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+# The search's unit tests (TBB workers on the fake executor), and checks
+# of real targets with two workers (cmc's default here) and the tracer under
+# them: threads, faults, the modes.
+search='BreadthFirst|StateStore|RecordedStates|MergeAudit|Nondeterminism'
+tracer='Kv|Threads|Faults|Modes|ProcessCapture'
 ctest --test-dir "$build_dir" --output-on-failure -j2 \
-  -R "${CMC_TSAN_TESTS:-^(Search|BreadthFirst|StateStore)|Parallel|Workers}"
+  -R "${CMC_TSAN_TESTS:-^($search|$tracer)\\.|KvMatrix\\.}"
