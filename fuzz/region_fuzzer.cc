@@ -1,5 +1,6 @@
 // libFuzzer harness: --region specs (decoder/region), resolved against the
 // symbols fixture (tests/fixtures/symbols.c).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -28,11 +29,10 @@ const cmc::decoder::ElfFile &fixture() {
 // True when [address, address + length) lies in one PT_LOAD segment.
 bool inside_a_segment(const cmc::decoder::ElfFile &elf, std::uint64_t address,
                       std::uint64_t length) {
-  for (const auto &load : elf.loads())
-    if (address >= load.vaddr && length <= load.memsz &&
-        address - load.vaddr <= load.memsz - length)
-      return true;
-  return false;
+  return std::ranges::any_of(elf.loads(), [&](const auto &load) {
+    return address >= load.vaddr && length <= load.memsz &&
+           address - load.vaddr <= load.memsz - length;
+  });
 }
 
 } // namespace
