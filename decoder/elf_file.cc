@@ -20,6 +20,12 @@ bool elf_library_ready() {
   return ready;
 }
 
+// True when [offset, offset + length) lies in a file of size bytes; a
+// hostile header's offset + length may wrap past 2^64.
+bool inside(std::uint64_t offset, std::uint64_t length, std::size_t size) {
+  return offset <= size && length <= size - offset;
+}
+
 } // namespace
 
 void ElfFile::ElfCloser::operator()(Elf *elf) const { elf_end(elf); }
@@ -74,7 +80,7 @@ Result<ElfFile> ElfFile::from_elf(std::string path, UniqueFd fd, Elf *elf,
       std::size_t size = 0;
       const char *raw = elf_rawfile(elf, &size);
       file.interpreter_ = std::string();
-      if (raw != nullptr && phdr.p_offset + phdr.p_filesz <= size)
+      if (raw != nullptr && inside(phdr.p_offset, phdr.p_filesz, size))
         file.interpreter_ = std::string(
             raw + phdr.p_offset, strnlen(raw + phdr.p_offset, phdr.p_filesz));
     }
@@ -220,7 +226,7 @@ std::vector<CodeRange> ElfFile::code() const {
   const char *raw = elf_rawfile(elf_.get(), &size);
   for (const LoadSegment &load : loads_)
     if ((load.flags & PF_X) != 0 && raw != nullptr &&
-        load.offset + load.filesz <= size)
+        inside(load.offset, load.filesz, size))
       ranges.push_back({load.vaddr,
                         {reinterpret_cast<const std::byte *>(raw) + load.offset,
                          load.filesz}});

@@ -89,6 +89,10 @@ Result<std::uint64_t> load_bias(std::span<const Mapping> maps,
 
 bool readable(std::span<const Mapping> maps, std::uint64_t address,
               std::uint64_t length) {
+  // A range that wraps around the address space is never mapped (it would
+  // otherwise end "before" it starts and count as read).
+  if (length > UINT64_MAX - address)
+    return false;
   std::uint64_t cursor = address;
   const std::uint64_t end = address + length;
   // Mappings are sorted by address and do not overlap.

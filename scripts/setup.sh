@@ -10,6 +10,8 @@ packages=(
   libunwind-dev libxxhash-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libedit-dev
   tmux # the interactive test of cmc explore
+  # CI's checks: scripts/fuzz.sh (libFuzzer), lint.sh, tsan.sh (dpkg-source).
+  clang-14 libclang-rt-14-dev clang-format clang-tidy dpkg-dev
   # Real servers cmc checks unmodified, as Debian ships them (their tests,
   # the README's walkthroughs and the benchmarks).
   beanstalkd redis-server memcached mosquitto lighttpd

@@ -1,7 +1,7 @@
 #define _GNU_SOURCE
-/* tsc_lease PORT [LIBRARY]: a one-connection line server that times a lease with the
- * time stamp counter (rdtsc, rdtscp), as servers that want a cheap clock
- * do, for cmc's tests of its control of rdtsc.
+/* tsc_lease PORT [LIBRARY]: a one-connection line server that times a lease
+ * with the time stamp counter (rdtsc, rdtscp), as servers that want a cheap
+ * clock do, for cmc's tests of its control of rdtsc.
  *
  * "TAKE\n" takes the lease (cmc_state[0] = 1) and notes rdtsc. "RENEW\n"
  * renews it, unless more than 5e9 counts of rdtscp have passed since: then
@@ -42,7 +42,7 @@ static const char *handle(const char *line) {
   }
   if (strcmp(line, "RENEW") == 0 && cmc_state[0] == 1) {
     const uint64_t now = read_tscp();
-    if (now - taken_at > 5000000000u) {
+    if (now - taken_at > 5000000000U) {
       cmc_state[0] = 0;
       return "EXPIRED\n";
     }

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# ThreadSanitizer on the parallel search and the tracer it drives: cmc built
+# with -fsanitize=thread (CMC_TSAN) into CMC_TSAN_BUILD_DIR (default
+# build-tsan), its unit tests and the integration tests that check with
+# several workers; any report of TSan fails (halt_on_error, and the tests
+# check cmc's exit status).
+#
+# cmc compiles against libtbb-dev's headers but runs (LD_LIBRARY_PATH) with
+# the same version of libtbb.so.12 built from Debian's source package with
+# -fsanitize=thread, once, into BUILD/onetbb: TSan cannot see the
+# synchronisation inside the packaged, uninstrumented libtbb (a task spawned
+# on one worker and run on another), and reports races on the data that
+# tasks hand to each other.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${CMC_TSAN_BUILD_DIR:-build-tsan}
+tbb_prefix=$PWD/$build_dir/onetbb
+
+# The deb-src lines apt-get source needs, for the suites the system uses.
+add_deb_src() {
+  apt-cache showsrc onetbb 2>/dev/null | grep -q '^Package: onetbb' && return
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "tsan: no deb-src line for onetbb; run as root to add one" >&2
+    exit 1
+  fi
+  sed -e 's/^Types: deb$/Types: deb-src/' \
+    /etc/apt/sources.list.d/debian.sources \
+    >/etc/apt/sources.list.d/cmc-deb-src.sources
+  apt-get update -qq
+}
+
+build_tbb() {
+  local version source=$PWD/$build_dir/onetbb-source
+  version=$(dpkg-query -W -f='${source:Version}' libtbb-dev)
+  add_deb_src
+  rm -rf "$source" && mkdir -p "$source"
+  (cd "$source" && apt-get source -qq --download-only "onetbb=$version" &&
+    dpkg-source -x ./*.dsc tree) >/dev/null 2>&1
+  cmake -S "$source/tree" -B "$source/build" -G Ninja \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTBB_SANITIZE=thread -DTBB_TEST=OFF \
+    -DTBBMALLOC_BUILD=OFF -DTBB_STRICT=OFF \
+    -DCMAKE_INSTALL_PREFIX="$tbb_prefix" >/dev/null
+  if ! cmake --build "$source/build" >"$source/build.log" 2>&1; then
+    tail -20 "$source/build.log" >&2
+    echo "tsan: building oneTBB failed; its log: $source/build.log" >&2
+    exit 1
+  fi
+  cmake --install "$source/build" >/dev/null
+}
+
+[[ -f $tbb_prefix/lib/libtbb.so.12 ]] || build_tbb
+CMC_BUILD_DIR=$build_dir CMC_CMAKE_FLAGS="-DCMC_TSAN=ON -DCMC_BENCH=OFF \
+${CMC_CMAKE_FLAGS:-}" scripts/setup.sh
+export LD_LIBRARY_PATH=$tbb_prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+# The search's unit tests (TBB workers on the fake executor), and checks
+# of real targets with two workers (cmc's default here) and the tracer under
+# them: threads, faults, the modes.
+search='BreadthFirst|StateStore|RecordedStates|MergeAudit|Nondeterminism'
+tracer='Kv|Threads|Faults|Modes|ProcessCapture'
+ctest --test-dir "$build_dir" --output-on-failure -j2 \
+  -R "${CMC_TSAN_TESTS:-^($search|$tracer)\\.|KvMatrix\\.}"
