@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 build_dir=${CMC_FUZZ_BUILD_DIR:-build-fuzz}
 read -r -a flags <<<"${CMC_CMAKE_FLAGS:-}"
-read -r -a fuzzers <<<"${CMC_FUZZERS:-auxv duration elf_file escape proc_maps region}"
+read -r -a fuzzers <<<"${CMC_FUZZERS:-auxv duration elf_file escape proc_maps region report}"
 
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMC_FUZZ=ON -DCMC_BENCH=OFF \

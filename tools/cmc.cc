@@ -1,5 +1,7 @@
 // cmc: explores every order of a server's client messages (SPEC.md).
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <new>
@@ -76,8 +78,10 @@ int run(int argc, char **argv) {
   try {
     app.parse(static_cast<int>(before.size()), before.data());
   } catch (const CLI::ParseError &error) {
-    const int status = app.exit(error);
-    return status == 0 ? 0 : static_cast<int>(cmc::ExitCode::kUsage);
+    if (error.get_exit_code() == 0)
+      return app.exit(error); // --help
+    std::fprintf(stderr, "cmc: %s (see --help)\n", error.what());
+    return static_cast<int>(cmc::ExitCode::kUsage);
   }
   if (!command.empty()) {
     for (auto *target :
@@ -116,6 +120,12 @@ int run(int argc, char **argv) {
 // What can fail in normal use is a Result or a UserError by now: an
 // exception that reaches main is a bug of cmc, but for want of memory.
 int main(int argc, char **argv) {
+  // A descriptor 0-2 that cmc was started without would be taken by the
+  // next file cmc opens, and the report written into it: each is held by
+  // /dev/null, read-only, so a write to it fails (and --json - says so).
+  for (int fd = 0; fd <= 2; ++fd)
+    if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDONLY) != fd)
+      return static_cast<int>(cmc::ExitCode::kCannotCheck);
   // A property plugin's host (app/plugin_host.h), which cmc starts itself:
   // no command a user gives.
   if (argc == 3 && std::string_view(argv[1]) == "plugin-host")
