@@ -73,9 +73,13 @@ CLI::Validator whole_number() {
 
 CLI::Validator json_file() {
   return {[](std::string &text) -> std::string {
-            return text.empty() ? "an empty value: give a file, or - for "
-                                  "stdout"
-                                : "";
+            if (text.empty())
+              return "an empty value: give a file, or - for stdout";
+            // `--json= --region X` gives "--region" as the file.
+            if (text.starts_with("-") && text != "-")
+              return "'" + text +
+                     "' looks like an option: give a file, or - for stdout";
+            return "";
           },
           "", ""};
 }

@@ -193,6 +193,10 @@ TEST_F(BadInput, ClientNames) {
 TEST_F(BadInput, JsonToNowhereIsRefused) {
   expect_usage(run_cmc(kv_with({"--json", ""})),
                "an empty value: give a file, or - for stdout");
+  // `--json= --region X`: CLI11 would give "--region" as the file.
+  expect_usage(run_cmc(kv_with({"--json=", "--region", "cmc_state"})),
+               "'--region' looks like an option: give a file, or - for "
+               "stdout");
 }
 
 // cmc with its stdout on path (nullptr: closed); err gets its stderr.
