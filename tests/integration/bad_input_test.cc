@@ -8,11 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -484,37 +482,6 @@ TEST_F(Faults, HangDuringAMessageIsAViolation) {
             std::string::npos);
 }
 
-// User CPU time of pid in clock ticks, from /proc/PID/stat.
-long user_ticks(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  std::getline(stat, line);
-  const auto close = line.rfind(')');
-  if (close == std::string::npos)
-    return 0;
-  std::istringstream fields(line.substr(close + 2));
-  std::string field;
-  for (int i = 3; i < 14 && fields >> field; ++i) {
-  }
-  long ticks = 0;
-  fields >> ticks;
-  return ticks;
-}
-
-// Waits, by polling /proc, until a target of the running cmc has spent
-// 50 ms of CPU time: only the one spinning on SPIN does.
-bool wait_for_spinning_target(pid_t cmc) {
-  const auto give_up =
-      std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::chrono::steady_clock::now() < give_up) {
-    for (const pid_t child : children_of(cmc))
-      if (user_ticks(child) * 1000 / sysconf(_SC_CLK_TCK) >= 50)
-        return true;
-    std::this_thread::yield();
-  }
-  return false;
-}
-
 TEST_F(Faults, InterruptKillsEveryTargetAndReportsPartialCounts) {
   // SPIN never returns to waiting for input; the step timeout is long, so
   // only the interrupt ends the run. Two workers run targets at once.
@@ -522,7 +489,7 @@ TEST_F(Faults, InterruptKillsEveryTargetAndReportsPartialCounts) {
       start_cmc({"check", "-q", "-j", "2", "--json", "-", "--step-timeout",
                  "100", "-m", "SET a\\n", "-m", "SPIN\\n", "--region",
                  "cmc_state", "--", target("misbehave"), "serve", "7000"});
-  ASSERT_TRUE(wait_for_spinning_target(started.pid));
+  ASSERT_NE(wait_for_spinning_child(started.pid), -1);
   kill(started.pid, SIGINT);
   const Outcome run = finish(started);
   EXPECT_EQ(run.status, 3) << run.err;
@@ -557,7 +524,7 @@ protected:
   // Starts cmc on a step that spins (SPIN, with a step timeout far away),
   // sends signal once the target spins, and expects "interrupted".
   void expect_interrupted(const Started &started, int signal) {
-    ASSERT_TRUE(wait_for_spinning_target(started.pid));
+    ASSERT_NE(wait_for_spinning_child(started.pid), -1);
     kill(started.pid, signal);
     const Outcome run = finish(started);
     EXPECT_EQ(run.status, 3) << run.out << run.err;
