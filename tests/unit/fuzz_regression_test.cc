@@ -12,6 +12,7 @@
 
 #include "decoder/elf_file.h"
 #include "decoder/proc_maps.h"
+#include "decoder/region.h"
 
 namespace cmc::decoder {
 namespace {
@@ -56,6 +57,22 @@ TEST(FuzzRegression, ASegmentThatWrapsHasNoCode) {
       "wrapped", std::vector<std::byte>(begin, begin + bytes.size()));
   ASSERT_TRUE(elf) << elf.error().message;
   EXPECT_TRUE(elf->code().empty());
+}
+
+// fuzz_region: the 8-byte fixture_counter is 16 bytes from the end of its
+// RW segment; 4 bytes in, 14 bytes ran 2 bytes past it (into no mapping).
+TEST(FuzzRegression, ARegionPastItsSegmentsEndIsRefused) {
+  const auto elf = ElfFile::open(CMC_FIXTURE_DIR "/symbols");
+  ASSERT_TRUE(elf) << elf.error().message;
+  const auto spec = parse_region_spec("fixture_counter+0x4:014");
+  ASSERT_TRUE(spec) << spec.error().message;
+  const auto region = resolve_region(*spec, *elf);
+  ASSERT_FALSE(region);
+  EXPECT_NE(region.error().message.find("does not fit in the loaded segment"),
+            std::string::npos)
+      << region.error().message;
+  EXPECT_TRUE(
+      resolve_region(*parse_region_spec("fixture_counter+0x4:12"), *elf));
 }
 
 } // namespace
