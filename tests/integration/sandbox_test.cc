@@ -173,6 +173,9 @@ TEST_P(Sandbox, ASignalThatKillsCmcMidCheckLeavesNothing) {
     EXPECT_TRUE(ends(pidfd)) << "a target or sandbox init lives on";
     close(pidfd);
   }
+  // Ended, they are our zombies, which still show their PID namespace.
+  while (waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
   for (const std::string &left : namespaces_in_use())
     EXPECT_FALSE(ours.contains(left)) << left << " outlived cmc";
 }
