@@ -45,7 +45,11 @@ struct InitReport {
 };
 
 InitReport set_up_init(int from_cmc, int report) {
-  if (close_inherited(from_cmc, report) != 0)
+  // Nor cmc's standard descriptors: whoever reads cmc's output to its end
+  // (a pipe, a test) must see that end when cmc dies, not when the init
+  // does, which is after the targets cmc leaves are reaped, perhaps by that
+  // reader.
+  if (close_inherited(from_cmc, report) != 0 || close_range(0, 2, 0) != 0)
     return {InitStage::kDescriptors, errno};
   // A new mount namespace copies cmc's mounts with their propagation: on a
   // shared "/" (systemd's default) the tmpfs would appear in cmc's too.
@@ -181,21 +185,42 @@ int enter_sandbox(int mount_namespace) {
   return error;
 }
 
+namespace {
+
+// Every sandbox of the process, owned by the process, not the thread: TBB's
+// threads are not joined at exit, and their thread_local objects not
+// destroyed.
+struct Sandboxes {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<Sandbox>> every;
+};
+
+Sandboxes &sandboxes() {
+  static Sandboxes all;
+  return all;
+}
+
+} // namespace
+
 Result<Sandbox *> Sandbox::of_this_thread() {
-  // Owned by the process, not the thread: TBB's threads are not joined at
-  // exit, and their thread_local objects not destroyed.
-  static std::mutex mutex;
-  static std::vector<std::unique_ptr<Sandbox>> every;
   thread_local Sandbox *sandbox = nullptr;
   if (sandbox == nullptr) {
     auto made = create();
     if (!made)
       return made.error();
     sandbox = made->get();
-    const std::lock_guard lock(mutex);
-    every.push_back(std::move(*made));
+    const std::lock_guard lock(sandboxes().mutex);
+    sandboxes().every.push_back(std::move(*made));
   }
   return sandbox;
+}
+
+std::vector<pid_t> Sandbox::inits() {
+  const std::lock_guard lock(sandboxes().mutex);
+  std::vector<pid_t> pids;
+  for (const auto &sandbox : sandboxes().every)
+    pids.push_back(sandbox->init_);
+  return pids;
 }
 
 Sandbox::~Sandbox() {
@@ -219,7 +244,7 @@ Result<std::unique_ptr<Sandbox>> Sandbox::create() {
   UniqueFd report_read(report[0]);
   UniqueFd report_write(report[1]);
   InitPipes pipes{alive_read.get(), report_write.get()};
-#ifndef __SANITIZE_ADDRESS__
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   const std::span<char> stack = init_stack();
   const pid_t init =
       stack.empty()
@@ -227,7 +252,7 @@ Result<std::unique_ptr<Sandbox>> Sandbox::create() {
           : clone(init_entry, stack.data() + stack.size(),
                   CLONE_VM | CLONE_NEWPID | CLONE_NEWNS | SIGCHLD, &pipes);
 #else
-  // AddressSanitizer's interceptors, called from a process that shares
+  // A sanitizer's interceptors (ASan, TSan), called from a process that shares
   // cmc's memory, corrupt its shadow state: sanitizer builds fork.
   const auto init = static_cast<pid_t>(
       syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | SIGCHLD, nullptr, nullptr,
@@ -282,13 +307,13 @@ Result<pid_t> Sandbox::spawn_in(int (*entry)(void *), void *argument,
   args.exit_signal = SIGCHLD;
   args.set_tid = reinterpret_cast<std::uintptr_t>(&wanted);
   args.set_tid_size = 1;
-#ifndef __SANITIZE_ADDRESS__
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   args.flags = CLONE_VM | CLONE_VFORK;
   args.stack = reinterpret_cast<std::uintptr_t>(stack.data());
   args.stack_size = stack.size();
 #else
-  // AddressSanitizer's interceptors, called from a child that shares cmc's
-  // memory, corrupt the parent's shadow state: sanitizer builds fork.
+  // A sanitizer's interceptors (ASan, TSan), called from a child that shares
+  // cmc's memory, corrupt the parent's shadow state: sanitizer builds fork.
   (void)stack;
 #endif
   long pid = clone3_calling(args, entry, argument);

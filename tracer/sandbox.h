@@ -5,6 +5,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "util/result.h"
 #include "util/unique_fd.h"
@@ -37,6 +38,8 @@ public:
   // namespace is per thread, and a thread's targets run one at a time.
   // Every sandbox lasts until cmc's exit.
   [[nodiscard]] static Result<Sandbox *> of_this_thread();
+  // The init of every sandbox of this process, live until its exit.
+  [[nodiscard]] static std::vector<pid_t> inits();
 
   Sandbox(const Sandbox &) = delete;
   Sandbox &operator=(const Sandbox &) = delete;
