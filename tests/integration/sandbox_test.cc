@@ -10,14 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
-#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "tests/integration/run_cmc.h"
 
@@ -69,44 +68,34 @@ std::set<std::string> namespaces_of(pid_t pid) {
   return found;
 }
 
-// Every namespace some process is in or holds open.
-std::set<std::string> namespaces_in_use() {
+// Whether pid's environment holds entry (cmc passes its own to its
+// targets, and its inits share its memory).
+bool carries(pid_t pid, const std::string &entry) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/environ");
+  for (std::string variable; std::getline(file, variable, '\0');)
+    if (variable == entry)
+      return true;
+  return false;
+}
+
+// Every namespace a process whose environment holds token is in or holds
+// open. The kernel numbers namespaces anew from the lowest free number:
+// one of ours that has ended may be some other process's new namespace a
+// moment later (a test running beside this one), so only the processes
+// of this run count.
+std::set<std::string> namespaces_in_use(const std::string &token) {
   std::set<std::string> found;
   for (const auto &entry : fs::directory_iterator("/proc")) {
     const std::string name = entry.path().filename();
-    if (name.find_first_not_of("0123456789") == std::string::npos) {
-      const auto of = namespaces_of(std::stoi(name));
+    if (name.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    const pid_t pid = std::stoi(name);
+    if (carries(pid, token)) {
+      const auto of = namespaces_of(pid);
       found.insert(of.begin(), of.end());
     }
   }
   return found;
-}
-
-long user_ticks(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  std::getline(stat, line);
-  std::istringstream rest(line.substr(line.rfind(')') + 2));
-  std::string field;
-  for (int i = 0; i < 11; ++i)
-    rest >> field;
-  long ticks = 0;
-  rest >> ticks;
-  return ticks;
-}
-
-// Waits (30 s at most) until a child of cmc has spun 50 ms: a target mid
-// step.
-bool wait_for_spinning_target(pid_t cmc) {
-  const auto give_up =
-      std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::chrono::steady_clock::now() < give_up) {
-    for (const pid_t child : children_of(cmc))
-      if (user_ticks(child) * 1000 / sysconf(_SC_CLK_TCK) >= 50)
-        return true;
-    std::this_thread::yield();
-  }
-  return false;
 }
 
 // Whether the process of pidfd ends within 10 s. The test is a child
@@ -137,11 +126,17 @@ TEST_P(Sandbox, ASignalThatKillsCmcMidCheckLeavesNothing) {
   const int signal = GetParam();
   const rlimit no_core{0, 0}; // SIGQUIT's
   setrlimit(RLIMIT_CORE, &no_core);
+  // Marks every process of this run, for the count of namespaces below.
+  const std::string run_id =
+      std::to_string(getpid()) + "-" + std::to_string(signal);
+  const std::string token = "CMC_SANDBOX_TEST=" + run_id;
+  setenv("CMC_SANDBOX_TEST", run_id.c_str(), 1);
   const Started started =
       start_cmc({"check", "-q", "-j", "2", "--step-timeout", "100", "-m",
                  "SET a\\n", "-m", "SPIN\\n", "--region", "cmc_state", "--",
                  target("misbehave"), "serve", "7000"});
-  ASSERT_TRUE(wait_for_spinning_target(started.pid));
+  unsetenv("CMC_SANDBOX_TEST");
+  ASSERT_GT(wait_for_spinning_child(started.pid), 0);
   std::set<std::string> ours = namespaces_of(started.pid);
   std::vector<int> pidfds;
   int run_directories = 0;
@@ -166,6 +161,9 @@ TEST_P(Sandbox, ASignalThatKillsCmcMidCheckLeavesNothing) {
   EXPECT_GE(pidfds.size(), 3u);
   EXPECT_GE(run_directories, 1);
   EXPECT_GE(ours.size(), 4u);
+  const std::set<std::string> seen = namespaces_in_use(token);
+  EXPECT_TRUE(std::ranges::includes(seen, ours))
+      << "the processes of this run are not all marked";
   kill(started.pid, signal);
   const Outcome run = finish(started);
   EXPECT_EQ(run.status, 128 + signal) << run.err;
@@ -176,7 +174,7 @@ TEST_P(Sandbox, ASignalThatKillsCmcMidCheckLeavesNothing) {
   // Ended, they are our zombies, which still show their PID namespace.
   while (waitpid(-1, nullptr, WNOHANG) > 0) {
   }
-  for (const std::string &left : namespaces_in_use())
+  for (const std::string &left : namespaces_in_use(token))
     EXPECT_FALSE(ours.contains(left)) << left << " outlived cmc";
 }
 
