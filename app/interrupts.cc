@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <mutex>
 #include <thread>
@@ -12,6 +14,7 @@ namespace cmc::app {
 namespace {
 
 std::mutex prompt_mutex;
+std::condition_variable prompt_left;
 bool at_prompt = false;
 bool editing = false;
 pthread_t prompt_thread;
@@ -28,13 +31,19 @@ sigset_t signals(bool all) {
 }
 
 void on_signal(int signal) {
-  const std::lock_guard lock(prompt_mutex);
+  std::unique_lock lock(prompt_mutex);
   if (signal != SIGINT || !at_prompt || !editing)
     tracer::Watchdog::instance().interrupt();
   // A signal sent to one thread goes to that thread: its read fails with
-  // EINTR.
-  if (at_prompt)
-    pthread_kill(prompt_thread, SIGINT);
+  // EINTR. Sent again until the prompt is left: one that came between
+  // AtPrompt and the read itself was handled before the read began.
+  while (at_prompt) {
+    const pthread_t reader = prompt_thread;
+    pthread_kill(reader, SIGINT);
+    if (editing && signal == SIGINT)
+      break; // readline drops the line and goes on reading
+    prompt_left.wait_for(lock, std::chrono::milliseconds(50));
+  }
 }
 
 } // namespace
@@ -59,10 +68,13 @@ AtPrompt::AtPrompt(bool line_editing) {
 }
 
 AtPrompt::~AtPrompt() {
-  const std::lock_guard lock(prompt_mutex);
-  const sigset_t set = signals(false);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  at_prompt = false;
+  {
+    const std::lock_guard lock(prompt_mutex);
+    const sigset_t set = signals(false);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    at_prompt = false;
+  }
+  prompt_left.notify_all();
 }
 
 } // namespace cmc::app

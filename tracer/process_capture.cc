@@ -320,9 +320,14 @@ ProcessCapture::capture(const Tracee &tracee, const CaptureContext &context) {
   image.bytes_read = *read;
   image.memory = std::move(plan.memory());
   image.mapped = std::move(plan.mapped());
-  for (const Session::ThreadRegisters &thread : context.threads)
+  // By the ids the target knows (glibc keeps them in each thread's TCB).
+  for (const Session::ThreadRegisters &thread : context.threads) {
+    auto id = tracee.namespace_tid(thread.id);
+    if (!id)
+      return id.error();
     image.threads.push_back(
-        {static_cast<std::uint32_t>(thread.id), thread.registers});
+        {static_cast<std::uint32_t>(*id), thread.registers});
+  }
   auto descriptors =
       capture_descriptors(tracee, context.sockets, context.workdir);
   if (!descriptors)

@@ -8,13 +8,13 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string_view>
 
 #include <fmt/format.h>
 
+#include "tracer/sandbox.h"
 #include "tracer/syscall_table.h"
 #include "tracer/tracee.h"
 #include "util/fingerprint.h"
@@ -24,23 +24,18 @@ namespace cmc::tracer {
 namespace fs = std::filesystem;
 namespace {
 
-// Under $TMPDIR if set, else in memory (/dev/shm) where there is one: a
-// directory made and removed on a journaling file system costs about as
-// much as the rest of a spawn (150 us on ext4, 5 us on tmpfs).
-Result<std::string> make_root() {
-  const char *tmp = std::getenv("TMPDIR");
-  std::string base = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
-  if ((tmp == nullptr || *tmp == '\0') && access("/dev/shm", W_OK) == 0)
-    base = "/dev/shm";
-  // Normalised, as the paths the target writes are before they are
-  // compared with it ($TMPDIR may be "/tmp/").
-  std::string path =
-      (fs::absolute(base) / "cmc-run-XXXXXX").lexically_normal().string();
+// In the sandbox's tmpfs: a directory made and removed on a journaling
+// file system costs about as much as the rest of a spawn (150 us on ext4,
+// 5 us on tmpfs). Returns it as the target sees it.
+Result<std::string> make_root(const std::string &outside) {
+  const std::string inside =
+      std::string(Sandbox::kRunsDirectory) + "/cmc-run-XXXXXX";
+  std::string path = outside + inside;
   if (mkdtemp(path.data()) == nullptr)
     return Error{fmt::format("cannot create a working directory for the "
                              "target in {}: {}",
-                             base, std::strerror(errno))};
-  return path;
+                             path, std::strerror(errno))};
+  return path.substr(outside.size());
 }
 
 // A copy of from at to, symbolic links as links; nothing at from (a
@@ -178,11 +173,13 @@ bool openat2_writes(const Tracee &tracee, std::uint64_t how) {
 
 } // namespace
 
-Result<RunFiles> RunFiles::create(std::span<const std::string> writable) {
-  auto root = make_root();
+Result<RunFiles> RunFiles::create(std::span<const std::string> writable,
+                                  const Sandbox &sandbox) {
+  RunFiles files;
+  files.outside_ = sandbox.outside("");
+  auto root = make_root(files.outside_);
   if (!root)
     return root.error();
-  RunFiles files;
   files.root_ = std::move(*root);
   files.workdir_ = files.root_;
   // The copies of absolute paths go beside the working directory, out of
@@ -192,20 +189,21 @@ Result<RunFiles> RunFiles::create(std::span<const std::string> writable) {
           writable.begin(), writable.end(),
           [](const std::string &path) { return path.starts_with('/'); })) {
     files.workdir_ += "/work";
-    if (mkdir(files.workdir_.c_str(), 0700) != 0)
+    if (mkdir((files.outside_ + files.workdir_).c_str(), 0700) != 0)
       return Error{fmt::format("cannot create {}: {}", files.workdir_,
                                std::strerror(errno))};
   }
   for (const std::string &path : writable) {
     if (!path.starts_with('/')) {
-      if (auto copied = copy_writable(path, fs::path(files.workdir_) / path);
+      if (auto copied = copy_writable(
+              path, fs::path(files.outside_ + files.workdir_) / path);
           !copied)
         return copied.error();
       continue;
     }
     WritableCopy mount{path,
                        fmt::format("{}/{}", files.root_, files.mounts_.size())};
-    if (auto copied = copy_writable(path, mount.copy); !copied)
+    if (auto copied = copy_writable(path, files.outside_ + mount.copy); !copied)
       return copied.error();
     files.mounts_.push_back(std::move(mount));
   }
@@ -213,8 +211,8 @@ Result<RunFiles> RunFiles::create(std::span<const std::string> writable) {
 }
 
 RunFiles::RunFiles(RunFiles &&other) noexcept
-    : root_(std::move(other.root_)), workdir_(std::move(other.workdir_)),
-      mounts_(std::move(other.mounts_)) {
+    : outside_(std::move(other.outside_)), root_(std::move(other.root_)),
+      workdir_(std::move(other.workdir_)), mounts_(std::move(other.mounts_)) {
   other.root_.clear();
 }
 
@@ -222,7 +220,7 @@ RunFiles::~RunFiles() {
   if (root_.empty())
     return;
   std::error_code ignored;
-  fs::remove_all(root_, ignored);
+  fs::remove_all(outside_ + root_, ignored);
 }
 
 bool RunFiles::may_write(const std::string &path) const {
@@ -240,8 +238,8 @@ bool RunFiles::may_write(const std::string &path) const {
 Result<std::vector<FileDigest>> RunFiles::digest() const {
   std::vector<FileDigest> digest;
   std::error_code error;
-  for (fs::directory_iterator it(workdir_, error), end; !error && it != end;
-       it.increment(error)) {
+  for (fs::directory_iterator it(outside_ + workdir_, error), end;
+       !error && it != end; it.increment(error)) {
     auto hash = hash_tree(it->path());
     if (!hash)
       return hash.error();
@@ -252,7 +250,7 @@ Result<std::vector<FileDigest>> RunFiles::digest() const {
                              "{}: {}",
                              workdir_, error.message())};
   for (const WritableCopy &mount : mounts_) {
-    auto hash = hash_tree(mount.copy);
+    auto hash = hash_tree(outside_ + mount.copy);
     if (!hash)
       return hash.error();
     digest.push_back({mount.path, *hash});
@@ -290,8 +288,11 @@ Result<Action> on_write_path(SeccompStop &stop) {
     auto path = resolve(tracee, dirfd, *named);
     if (!path)
       return path.error();
+    auto inside = tracee.namespace_tid(tracee.pid());
+    if (!inside)
+      return inside.error();
     if (tracee.files().may_write(*path) ||
-        under(*path, fmt::format("/proc/{}", tracee.pid())))
+        under(*path, fmt::format("/proc/{}", *inside)))
       continue;
     return Error{fmt::format(
         "the target writes {} ({}), outside its working directory and the "

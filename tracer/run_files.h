@@ -13,6 +13,7 @@
 
 namespace cmc::tracer {
 
+class Sandbox;
 class Tracee;
 struct TrappedSyscall;
 
@@ -21,22 +22,24 @@ struct TrappedSyscall;
 // private copy of it.
 struct WritableCopy {
   std::string path; // as the target sees it
-  std::string copy; // in cmc's view; for an absolute path, bind-mounted
-                    // over path in the run's mount namespace
+  std::string copy; // as the target sees it (in the sandbox's tmpfs),
+                    // bind-mounted over path in the run's mount namespace
 };
 
-// The files of one run: a directory made for it (root) holding its working
-// directory and the copies of absolute --writable paths; removed with
-// everything in it by the destructor. Only the target's own mount
-// namespace sees the copies at their paths.
+// The files of one run: a directory made for it (root) in the tmpfs of a
+// Sandbox, holding its working directory and the copies of absolute
+// --writable paths; removed with everything in it by the destructor, or
+// with the sandbox if cmc dies first. Paths are as the target sees them,
+// in the sandbox's mount namespace; cmc reaches them through the sandbox's
+// init (Sandbox::outside). Only the target's own mount namespace sees the
+// copies at their paths.
 class RunFiles {
 public:
-  // Makes root under $TMPDIR if set, else in memory (/dev/shm) where there
-  // is one, and the copy of every writable path: of it as it is now (a
+  // Makes root and the copy of every writable path: of it as it is now (a
   // relative path from cmc's working directory), or an empty directory
   // for a relative one that does not exist.
   [[nodiscard]] static Result<RunFiles>
-  create(std::span<const std::string> writable);
+  create(std::span<const std::string> writable, const Sandbox &sandbox);
 
   RunFiles(RunFiles &&other) noexcept;
   RunFiles &operator=(RunFiles &&) = delete;
@@ -61,6 +64,7 @@ public:
 
 private:
   RunFiles() = default;
+  std::string outside_; // prefix of the paths by which cmc reaches them
   std::string root_;
   std::string workdir_;
   std::vector<WritableCopy> mounts_;

@@ -2,7 +2,6 @@
 
 #include <csignal>
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <net/if.h>
 #include <sched.h>
 #include <sys/ioctl.h>
@@ -26,6 +25,7 @@
 
 #include "tracer/network_namespace.h"
 #include "tracer/ptrace_unsafe.h"
+#include "tracer/sandbox.h"
 #include "tracer/syscall_table.h"
 
 namespace cmc::tracer {
@@ -33,6 +33,7 @@ namespace {
 
 // The child's set-up steps, for the report of the one that failed.
 enum class Stage : int {
+  kSandbox,
   kDevNull,
   kWorkdir,
   kMounts,
@@ -46,6 +47,7 @@ enum class Stage : int {
 
 const char *stage_name(Stage stage) {
   static constexpr std::array kNames{
+      "entering cmc's sandbox (its mount namespace and /proc)",
       "redirecting stdio and closing inherited descriptors",
       "entering its private working directory",
       "mounting its --writable copies in a mount namespace of its own",
@@ -70,7 +72,8 @@ struct ChildPlan {
   const char *program;
   std::vector<char *> argv;
   char *const *envp;
-  const char *workdir;
+  const char *workdir; // as the target sees it, in the sandbox
+  int mount_ns;        // the sandbox's
   // Bind mounts: copy over path, in a mount namespace of its own.
   std::vector<std::pair<const char *, const char *>> mounts;
   int dev_null;
@@ -87,23 +90,6 @@ struct ChildPlan {
   [[maybe_unused]] const ssize_t n =
       write(plan.report_fd, &failure, sizeof failure);
   _exit(127);
-}
-
-// Closes every descriptor from 3 up but keep_a and keep_b (-1: none);
-// async-signal-safe. Returns 0 or -1 with errno.
-int close_inherited(int keep_a, int keep_b) {
-  const int low = std::min(keep_a, keep_b);
-  const int high = std::max(keep_a, keep_b);
-  unsigned first = 3;
-  for (const int keep : {low, high}) {
-    if (keep < static_cast<int>(first))
-      continue;
-    if (static_cast<unsigned>(keep) > first &&
-        close_range(first, static_cast<unsigned>(keep) - 1, 0) != 0)
-      return -1;
-    first = static_cast<unsigned>(keep) + 1;
-  }
-  return close_range(first, ~0U, 0);
 }
 
 // A new mount namespace copies cmc's mounts, and with them their
@@ -129,6 +115,8 @@ void mount_copies(const ChildPlan &plan) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (const int error = enter_sandbox(plan.mount_ns); error != 0)
+    child_fail(plan, Stage::kSandbox, error);
   if (dup2(plan.dev_null, STDIN_FILENO) < 0 ||
       (!plan.show_output && (dup2(plan.output, STDOUT_FILENO) < 0 ||
                              dup2(plan.output, STDERR_FILENO) < 0)))
@@ -165,9 +153,7 @@ void mount_copies(const ChildPlan &plan) {
   child_fail(plan, Stage::kExec, errno);
 }
 
-[[maybe_unused]] int child_entry(void *plan) {
-  child_main(*static_cast<ChildPlan *>(plan));
-}
+int child_entry(void *plan) { child_main(*static_cast<ChildPlan *>(plan)); }
 
 Error child_error(const LaunchSpec &spec, int report_fd, WaitStatus status) {
   ChildFailure failure{};
@@ -265,7 +251,10 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
   }
   // A private working directory, new for every run, so no run sees the
   // files an earlier one left; the program is found from cmc's own.
-  auto files = RunFiles::create(spec.writable);
+  auto sandbox = Sandbox::of_this_thread();
+  if (!sandbox)
+    return sandbox.error();
+  auto files = RunFiles::create(spec.writable, **sandbox);
   if (!files)
     return files.error();
   const std::string program = std::filesystem::absolute(spec.program);
@@ -287,6 +276,7 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
                  {},
                  environment.data(),
                  files->workdir().c_str(),
+                 (*sandbox)->mount_namespace(),
                  {},
                  dev_null.get(),
                  output_write.get(),
@@ -301,28 +291,19 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
     plan.argv.push_back(const_cast<char *>(arg.c_str()));
   plan.argv.push_back(nullptr);
 
-#ifdef __SANITIZE_ADDRESS__
-  // AddressSanitizer's interceptors, called from a child that shares cmc's
-  // memory, corrupt the parent's shadow state: sanitizer builds fork.
-  const pid_t pid = fork();
-  if (pid == 0)
-    child_main(plan);
-#else
   // The child's stack until it execs; one per thread, reused.
-  thread_local std::array<char, 64 * 1024> stack;
-  const pid_t pid = clone(child_entry, stack.data() + stack.size(),
-                          CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
-#endif
-  if (pid < 0)
-    return Error{fmt::format("clone: {}", std::strerror(errno))};
-  std::unique_ptr<Tracee> tracee(new Tracee(pid));
+  alignas(16) thread_local std::array<char, 64 * 1024> stack;
+  auto pid = (*sandbox)->spawn_in(child_entry, &plan, stack);
+  if (!pid)
+    return pid.error();
+  std::unique_ptr<Tracee> tracee(new Tracee(*pid));
   tracee->files_.emplace(std::move(*files));
   tracee->output_ = std::move(output_read);
   report_write.reset();
   output_write.reset();
   // Without options yet, the successful execve stops the child with a plain
   // SIGTRAP before the target's first instruction.
-  auto status = sys::wait_for(pid);
+  auto status = sys::wait_for(*pid);
   if (!status)
     return status.error();
   if (status->gone()) {
@@ -332,9 +313,9 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
   if (!status->stopped() || status->stop_signal() != SIGTRAP)
     return Error{fmt::format("cannot start {}: unexpected stop {} after exec",
                              spec.program, signal_name(status->stop_signal()))};
-  if (auto set = sys::set_options(pid); !set)
+  if (auto set = sys::set_options(*pid); !set)
     return set.error();
-  auto pidfd = sys::pidfd_open(pid);
+  auto pidfd = sys::pidfd_open(*pid);
   if (!pidfd)
     return pidfd.error();
   tracee->pidfd_ = std::move(*pidfd);
@@ -385,6 +366,26 @@ Result<bool> Tracee::asleep_in_futex(pid_t tid) const {
     return Error{fmt::format("cannot parse /proc/{}/task/{}/stat", pid_, tid)};
   return (*stat)[comm_end + 2] == 'S' &&
          call->starts_with(fmt::format("{} ", SYS_futex));
+}
+
+Result<pid_t> Tracee::namespace_tid(pid_t tid) const {
+  if (const auto known = namespace_tids_.find(tid);
+      known != namespace_tids_.end())
+    return known->second;
+  // "NSpid:\t<in cmc's namespace>\t<in the sandbox's>\n"
+  auto status = proc_file(fmt::format("task/{}/status", tid).c_str());
+  if (!status)
+    return status.error();
+  const std::size_t line = status->find("\nNSpid:");
+  const std::size_t end = status->find('\n', line + 1);
+  const std::size_t last = status->find_last_of(" \t", end);
+  if (line == std::string::npos || end == std::string::npos ||
+      last == std::string::npos || last < line)
+    return Error{
+        fmt::format("cannot find NSpid in /proc/{}/task/{}/status", pid_, tid)};
+  const pid_t inside = std::atoi(status->c_str() + last + 1);
+  namespace_tids_.emplace(tid, inside);
+  return inside;
 }
 
 Result<bool> Tracee::is_thread(pid_t tid) const {

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <csignal>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -37,11 +38,13 @@ struct LaunchSpec {
 };
 
 // A target process under ptrace, in a network namespace of its own, with
-// the seccomp filter of syscall_table.h. The destructor kills the target's
+// the seccomp filter of syscall_table.h, in the spawning thread's Sandbox
+// (where it is pid Sandbox::kTargetPid). The destructor kills the target's
 // whole process group and reaps every traced process: no path leaves one
 // behind. It runs in a private working directory of its own, with private
 // copies of the writable paths (in a mount namespace of its own when one
-// is absolute), all removed with their contents at the end.
+// is absolute), all removed with their contents at the end; if cmc dies
+// first, the Sandbox takes them all with it.
 class Tracee {
 public:
   // Forks, sets the child up and execs it; returns stopped after execve.
@@ -54,6 +57,7 @@ public:
   Tracee &operator=(Tracee &&) = delete;
   ~Tracee();
 
+  // Ids are cmc's (of its PID namespace) unless said otherwise.
   [[nodiscard]] pid_t pid() const { return pid_; }
   [[nodiscard]] int pidfd() const { return pidfd_.get(); }
   [[nodiscard]] Watchdog::Lease &lease() { return *lease_; }
@@ -80,6 +84,9 @@ public:
   // Whether tid, a task ptrace attached, is a thread of the target rather
   // than a process it started.
   [[nodiscard]] Result<bool> is_thread(pid_t tid) const;
+  // The id thread tid has in the target's PID namespace: what its gettid()
+  // returns, glibc keeps, and its /proc shows.
+  [[nodiscard]] Result<pid_t> namespace_tid(pid_t tid) const;
   // Whether the focused thread is stopped at a syscall's exit (not its
   // entry).
   [[nodiscard]] Result<bool> at_syscall_exit() const;
@@ -136,7 +143,10 @@ public:
   // killed and reaped with the target.
   void adopt(pid_t pid) { adopted_.push_back(pid); }
   // A thread that ended and was reaped: its id may be reused.
-  void forget(pid_t tid) { std::erase(adopted_, tid); }
+  void forget(pid_t tid) {
+    std::erase(adopted_, tid);
+    namespace_tids_.erase(tid);
+  }
 
 private:
   explicit Tracee(pid_t pid);
@@ -148,6 +158,7 @@ private:
   // The end of the leader, reaped by inject_syscall, for wait() to report.
   std::optional<WaitStatus> ended_;
   std::vector<pid_t> adopted_;
+  mutable std::map<pid_t, pid_t> namespace_tids_; // cmc's id -> the target's
   UniqueFd pidfd_;
   std::optional<RunFiles> files_; // removed after the target is reaped
   UniqueFd output_;

@@ -275,6 +275,7 @@ TEST_F(BadInput, EveryRunHasAPrivateWorkingDirectory) {
   EXPECT_EQ(run.status, 0) << run.err;
   EXPECT_FALSE(std::filesystem::exists("left-by-an-earlier-run"));
   EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "a run's directory is left";
+  EXPECT_TRUE(run_directories_on_host().empty()) << "a run's directory is left";
   std::filesystem::remove_all(tmp);
 }
 
@@ -335,6 +336,8 @@ protected:
     unsetenv("TMPDIR");
     EXPECT_TRUE(std::filesystem::is_empty(dir_ + "/work"))
         << "a run's working directory is left";
+    EXPECT_TRUE(run_directories_on_host().empty())
+        << "a run's directory is left";
     std::filesystem::remove_all(dir_);
     BadInput::TearDown();
   }
@@ -518,6 +521,8 @@ protected:
     unsetenv("TMPDIR");
     EXPECT_TRUE(std::filesystem::is_empty(workdirs_))
         << "the target's working directory is left";
+    EXPECT_TRUE(run_directories_on_host().empty())
+        << "a run's directory is left";
     std::filesystem::remove_all(workdirs_);
     Faults::TearDown();
   }

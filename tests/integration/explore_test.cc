@@ -437,5 +437,76 @@ TEST_F(Explore, TabCompletesClientNamesInATerminal) {
   quit(terminal, server);
 }
 
+// Whether cmc's main thread waits in read(0, ...): at the prompt, its
+// stdin empty; polled for 30 s at most.
+bool waits_at_prompt(pid_t cmc) {
+  const std::string syscall = "/proc/" + std::to_string(cmc) + "/syscall";
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < give_up) {
+    std::string call;
+    std::getline(std::ifstream(syscall), call);
+    if (call.starts_with("0 0x0 "))
+      return true;
+    std::this_thread::yield();
+  }
+  return false;
+}
+
+// The cmc-run-* directories in the /dev/shm of the sandboxes of cmc's
+// (the children that are pid 1 of their PID namespace).
+int run_directories(pid_t cmc) {
+  int count = 0;
+  for (const pid_t child : children_of(cmc)) {
+    std::string line;
+    std::string ids;
+    std::ifstream status("/proc/" + std::to_string(child) + "/status");
+    while (std::getline(status, line))
+      if (line.starts_with("NSpid:"))
+        ids = line;
+    if (!ids.ends_with("\t1"))
+      continue;
+    std::error_code error;
+    for (const auto &entry : std::filesystem::directory_iterator(
+             "/proc/" + std::to_string(child) + "/root/dev/shm", error))
+      count += entry.path().filename().string().starts_with("cmc-run-");
+  }
+  return count;
+}
+
+// SIGINT and SIGTERM at the prompt, stdin a pipe that stays open: the
+// session ends as check does (one line, exit 3), the target and its
+// sandbox with it. The runs before the last (reset) left no directory.
+class ExploreSignal : public Explore,
+                      public ::testing::WithParamInterface<int> {};
+
+TEST_P(ExploreSignal, AtThePromptWithStdinOnAPipeEndsTheSession) {
+  const std::string fifo = path("stdin");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // Open for writing first (O_RDWR does not wait for a reader): cmc's
+  // stdin is opened before posix_spawn returns.
+  const int commands = open(fifo.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(commands, 0);
+  const Started started = start_cmc({"explore", "-m", "SET a\\n", "--region",
+                                     "cmc_state", "--", demo("kv"), "7000"},
+                                    fifo);
+  const std::string send = "send 1\nreset\nsend 1\n";
+  ASSERT_EQ(write(commands, send.data(), send.size()),
+            static_cast<ssize_t>(send.size()));
+  ASSERT_TRUE(waits_at_prompt(started.pid));
+  const auto before = children_of(started.pid);
+  EXPECT_GE(before.size(), 2u) << "the target and its sandbox's init";
+  EXPECT_EQ(run_directories(started.pid), 1);
+  kill(started.pid, GetParam());
+  const Outcome run = finish(started);
+  close(commands);
+  EXPECT_EQ(run.status, 3) << run.out << run.err;
+  EXPECT_EQ(run.err, "cmc: interrupted\n") << run.out;
+  EXPECT_TRUE(has(run.out, "cmc_state+0 00 -> 01")) << run.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, ExploreSignal,
+                         ::testing::Values(SIGINT, SIGTERM));
+
 } // namespace
 } // namespace cmc::testing

@@ -17,8 +17,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A directory of the test's own, removed at the end; cmc's runs put their
-// files under it (TMPDIR), so that it shows what they leave behind.
+// A directory of the test's own, removed at the end, as TMPDIR: cmc writes
+// nothing there (runs live in its sandboxes), nor in the host's /dev/shm.
 class Files : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -32,6 +32,8 @@ protected:
     unsetenv("TMPDIR");
     EXPECT_TRUE(reap_leftovers().empty()) << "a target outlived cmc";
     EXPECT_TRUE(fs::is_empty(dir_ / "runs")) << "a run left its files";
+    EXPECT_TRUE(run_directories_on_host().empty())
+        << "a run's directory is left";
     fs::remove_all(dir_);
   }
   fs::path dir_;

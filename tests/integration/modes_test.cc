@@ -148,7 +148,7 @@ TEST_F(Modes, StateOptionsThatNeedRegions) {
   usage({"--strict"}, "--strict needs --dedup regions");
 }
 
-// misbehave's stamp mode writes a byte of its process id at every SET:
+// misbehave's stamp mode writes a byte that differs per run at every SET:
 // [SET a] differs between two runs at stamp+0.
 std::vector<std::string> stamped(std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {

@@ -30,6 +30,8 @@ protected:
     unsetenv("TMPDIR");
     EXPECT_TRUE(std::filesystem::is_empty(workdirs_))
         << "a run's working directory is left";
+    EXPECT_TRUE(run_directories_on_host().empty())
+        << "a run's directory is left";
     std::filesystem::remove_all(workdirs_);
     EXPECT_TRUE(reap_leftovers().empty())
         << "a target or plugin host outlived cmc";

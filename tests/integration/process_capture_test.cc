@@ -14,6 +14,7 @@
 #include "tracer/network_namespace.h"
 #include "tracer/process_capture.h"
 #include "tracer/process_executor.h"
+#include "tracer/sandbox.h"
 #include "tracer/target_run.h"
 
 namespace cmc::testing {
@@ -80,9 +81,10 @@ TEST_F(ProcessCapture, ReadsEveryThreadSectionStackAndDescriptor) {
   ASSERT_TRUE(run.ok()) << run.error().message;
   auto image = run->read_process(capture_);
   ASSERT_TRUE(image.ok()) << image.error().message;
-  // The main thread (whose id is the pid) and the parked helper.
+  // The main thread (whose id, in the sandbox's PID namespace, is the
+  // target's pid there) and the parked helper.
   ASSERT_EQ(image->threads.size(), 2U);
-  EXPECT_EQ(image->threads[0].id, image->pid);
+  EXPECT_EQ(image->threads[0].id, tracer::Sandbox::kTargetPid);
   for (const char *name :
        {".data of capture_target", ".bss of capture_target", "[heap]",
         ".bss of libc.so.6", "stack of thread 1", "stack of thread 2"})

@@ -1,6 +1,9 @@
 #include "tests/integration/run_cmc.h"
 
+#include <algorithm>
+
 #include <cstdio>
+#include <filesystem>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -17,6 +20,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include "tracer/sandbox.h"
 
 extern char **environ;
 
@@ -196,9 +201,17 @@ std::vector<pid_t> reap_leftovers() {
   // A traced process that is not cmc's own child is reaped by cmc as its
   // tracer, then reported once more to its real parent: when that parent
   // has died too, the dead process comes to us as a zombie. Only live
-  // processes count as leaked.
+  // processes count as leaked; the sandboxes of a test that runs targets
+  // itself last as long as the test.
+  const std::vector<pid_t> inits = tracer::Sandbox::inits();
+  const auto ours = [&inits](pid_t pid) {
+    return std::ranges::find(inits, pid) != inits.end();
+  };
   std::vector<pid_t> live = children(getpid(), false);
+  std::erase_if(live, ours);
   for (const pid_t pid : children(getpid(), true)) {
+    if (ours(pid))
+      continue;
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
   }
@@ -215,6 +228,19 @@ int objdump_count(const std::string &path, const std::string &pattern) {
   if (pipe != nullptr)
     pclose(pipe);
   return count;
+}
+
+std::vector<std::string> run_directories_on_host() {
+  std::vector<std::string> found;
+  for (const std::filesystem::path dir :
+       {std::filesystem::path("/dev/shm"),
+        std::filesystem::temp_directory_path()}) {
+    std::error_code error;
+    for (const auto &entry : std::filesystem::directory_iterator(dir, error))
+      if (entry.path().filename().string().starts_with("cmc-run-"))
+        found.push_back(entry.path());
+  }
+  return found;
 }
 
 } // namespace cmc::testing

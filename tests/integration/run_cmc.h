@@ -47,6 +47,11 @@ Outcome finish(const Started &started);
 // test only.
 std::vector<pid_t> reap_leftovers();
 
+// The run directories (cmc-run-*) in the host's /dev/shm and temporary
+// directory: cmc keeps them in its sandboxes' own tmpfs, so none is ever
+// here, whether cmc ended well or not.
+std::vector<std::string> run_directories_on_host();
+
 // How many instructions objdump -d shows in path whose mnemonic (and
 // operands) match pattern, a Perl regex ("syscall", "rdtscp?"); -1 when
 // objdump fails.

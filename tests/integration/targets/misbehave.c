@@ -4,10 +4,12 @@
  * Before listening:  exit (status 1, after a line on stderr), segv, fork, flood
  * (writes to stdout forever), hang (spins), pipe (waits for input on a pipe,
  * never listens). On a message:      "CRASH\n" segfaults, "QUIT\n" exits 0,
- * "SPIN\n" loops forever; "SET x\n" sets a cell as in kv. Mode pid keeps
- * getpid() in the region (state that differs per run); mode stamp serves, and
- * every SET also writes stamp, a byte of getpid() (1..255, never 0): a byte
- * that differs per run, from the first SET on; mode env exits 1 when it sees
+ * "SPIN\n" loops forever; "KILLPARENT\n" sends SIGKILL to its parent (cmc,
+ * were cmc in its PID namespace); "SET x\n" sets a cell as in kv. Mode pid
+ * keeps a value that differs per run in volatile_pid (a pid would, but
+ * cmc's targets have the same pid in every run); mode stamp serves, and
+ * every SET also writes stamp, a byte that differs per run (1..255, never
+ * 0), from the first SET on; mode env exits 1 when it sees
  * LISTEN_FDS or NOTIFY_SOCKET; mode cwd leaves a file in its working directory,
  * and exits 1 at start when an earlier run's is there; mode stderr exits 1
  * at start when its stderr is non-blocking (as a logger that cannot lose
@@ -36,6 +38,22 @@ int volatile_pid;
 unsigned short peer_port;
 unsigned char stamp;
 static int stamping;
+
+/* A value that differs per run: a hash of a fresh random UUID the kernel
+ * makes at every read (read without the heap, which would change). */
+static int per_run_value(void) {
+  char uuid[36] = {0};
+  const int fd = open("/proc/sys/kernel/random/uuid", O_RDONLY);
+  if (fd >= 0) {
+    if (read(fd, uuid, sizeof uuid) < 0)
+      uuid[0] = 0;
+    close(fd);
+  }
+  unsigned value = 0;
+  for (size_t i = 0; i < sizeof uuid; ++i)
+    value = value * 31 + (unsigned char)uuid[i];
+  return (int)(value & 0x7fffffff);
+}
 
 static void before_listening(const char *mode) {
   if (strcmp(mode, "exit") == 0) {
@@ -68,7 +86,7 @@ static void before_listening(const char *mode) {
       exit((int)read(ends[0], &byte, 1));
   }
   if (strcmp(mode, "pid") == 0)
-    volatile_pid = getpid();
+    volatile_pid = per_run_value();
   stamping = strcmp(mode, "stamp") == 0;
   if (strcmp(mode, "stderr") == 0 && (fcntl(2, F_GETFL) & O_NONBLOCK) != 0) {
     fputs("misbehave: stderr is non-blocking\n", stdout);
@@ -143,13 +161,15 @@ static void handle(const char *line) {
   }
   if (strcmp(line, "QUIT") == 0)
     exit(0);
+  if (strcmp(line, "KILLPARENT") == 0)
+    kill(getppid(), SIGKILL);
   if (strcmp(line, "SPIN") == 0)
     for (volatile int spin = 0;; ++spin) {
     }
   if (strncmp(line, "SET ", 4) == 0 && (line[4] == 'a' || line[4] == 'b')) {
     cmc_state[line[4] - 'a'] = 1;
     if (stamping)
-      stamp = (unsigned char)(1 + getpid() % 255);
+      stamp = (unsigned char)(1 + per_run_value() % 255);
   }
 }
 
