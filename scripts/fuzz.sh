@@ -4,7 +4,8 @@
 # report fails. A harness's corpus grows in BUILD/corpus/NAME from the seeds
 # in fuzz/seeds/NAME (the ELF harness: the fixtures and demos built here);
 # the input of a failure is left as BUILD/crashes/NAME-crash-*, to become a
-# unit test. CMC_FUZZERS="escape region" selects harnesses.
+# unit test. CMC_FUZZERS="escape region" selects harnesses. With --configure
+# it only configures the build (lint.sh needs its compile commands).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -15,6 +16,7 @@ read -r -a fuzzers <<<"${CMC_FUZZERS:-auxv duration elf_file escape proc_maps re
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMC_FUZZ=ON -DCMC_BENCH=OFF \
   "${flags[@]}" >/dev/null
+[[ $seconds == --configure ]] && exit
 cmake --build "$build_dir" --target cmc_fuzzers
 
 # The ELF seeds: every small ELF file the build made (the static-pie ones,
