@@ -23,9 +23,14 @@ add_deb_src() {
     echo "tsan: no deb-src line for onetbb; run as root to add one" >&2
     exit 1
   fi
-  sed -e 's/^Types: deb$/Types: deb-src/' \
-    /etc/apt/sources.list.d/debian.sources \
-    >/etc/apt/sources.list.d/cmc-deb-src.sources
+  if [[ -f /etc/apt/sources.list.d/debian.sources ]]; then
+    sed -e 's/^Types: deb$/Types: deb-src/' \
+      /etc/apt/sources.list.d/debian.sources \
+      >/etc/apt/sources.list.d/cmc-deb-src.sources
+  else
+    sed -n -e 's/^deb /deb-src /p' /etc/apt/sources.list \
+      >/etc/apt/sources.list.d/cmc-deb-src.list
+  fi
   apt-get update -qq
 }
 
