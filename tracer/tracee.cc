@@ -301,8 +301,8 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
     plan.argv.push_back(const_cast<char *>(arg.c_str()));
   plan.argv.push_back(nullptr);
 
-#ifdef __SANITIZE_ADDRESS__
-  // AddressSanitizer's interceptors, called from a child that shares cmc's
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // A sanitizer's interceptors, called from a child that shares cmc's
   // memory, corrupt the parent's shadow state: sanitizer builds fork.
   const pid_t pid = fork();
   if (pid == 0)
