@@ -309,7 +309,7 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
     child_main(plan);
 #else
   // The child's stack until it execs; one per thread, reused.
-  thread_local std::array<char, 64 * 1024> stack;
+  thread_local std::array<char, std::size_t{64} * 1024> stack;
   const pid_t pid = clone(child_entry, stack.data() + stack.size(),
                           CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
 #endif
