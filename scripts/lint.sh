@@ -12,24 +12,26 @@
 # about 30 s of CPU a file, 35-40 min for its ~150 sources on 2 cores, most
 # of CI's time. So whoever lands a change on main moves .ci/lint-base to the
 # main it landed on, once CI is green: until then CI tidies every file
-# changed since the base it names, never fewer than the landing's. Files
-# unchanged since 701f1fd (the first base) were tidied when they changed
-# before it, by hand, not by CI.
+# changed since the base it names, never fewer than the landing's. CI has
+# never tidied the files unchanged since 701f1fd, the first base (by hand
+# only, if at all): `CMC_LINT_BASE=$(git hash-object -t tree /dev/null)`
+# tidies every file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${CMC_LINT_BASE:-$(cat .ci/lint-base)}
 builds=(build build-fuzz)
 
-mapfile -d '' all < <(git ls-files -z -- '*.c' '*.cc' '*.h')
-clang-format --dry-run -Werror "${all[@]}"
-echo "lint: clang-format: ${#all[@]} files formatted"
-
-if ! git cat-file -e "$base^{commit}" 2>/dev/null; then
+if ! git cat-file -e "$base^{tree}" 2>/dev/null; then
   echo "lint: the base $base is not a commit of this clone" >&2
   exit 1
 fi
+# The packages (clang-format and clang-tidy among them), the compile commands.
 scripts/setup.sh --configure
 scripts/fuzz.sh --configure
+
+mapfile -d '' all < <(git ls-files -z -- '*.c' '*.cc' '*.h')
+clang-format --dry-run -Werror "${all[@]}"
+echo "lint: clang-format: ${#all[@]} files formatted"
 
 # build_of FILE: the first build whose compile commands compile FILE.
 build_of() {
@@ -75,4 +77,4 @@ done
   'clang-tidy --quiet -p "$0" --warnings-as-errors="*" "$1" \
     2> >(grep -v "warnings generated" >&2)'
 echo "lint: clang-tidy: $((${#jobs[@]} / 2)) files changed since" \
-  "$(git log -1 --format=%h "$base"), clean"
+  "$(git rev-parse --short "$base"), clean"
