@@ -22,7 +22,7 @@ base=${CMC_LINT_BASE:-$(cat .ci/lint-base)}
 builds=(build build-fuzz)
 
 if ! git cat-file -e "$base^{tree}" 2>/dev/null; then
-  echo "lint: the base $base is not a commit of this clone" >&2
+  echo "lint: the base $base is no commit or tree of this clone" >&2
   exit 1
 fi
 # The packages (clang-format and clang-tidy among them), the compile commands.
