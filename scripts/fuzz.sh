@@ -5,7 +5,8 @@
 # in fuzz/seeds/NAME (the ELF harness: the fixtures and demos built here);
 # the input of a failure is left as BUILD/crashes/NAME-crash-*, to become a
 # unit test (a unit slower than 10 s: NAME-slow-unit-*, printed too).
-# CMC_FUZZERS="escape region" selects harnesses.
+# CMC_FUZZERS="escape region" selects harnesses. With --configure it only
+# configures the build (lint.sh needs its compile commands).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -16,6 +17,7 @@ read -r -a fuzzers <<<"${CMC_FUZZERS:-auxv duration elf_file escape proc_maps re
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMC_FUZZ=ON -DCMC_BENCH=OFF \
   "${flags[@]}" >/dev/null
+[[ $seconds == --configure ]] && exit
 cmake --build "$build_dir" --target cmc_fuzzers
 
 # The ELF seeds: every small ELF file the build made (the static-pie ones,

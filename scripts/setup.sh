@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages cmc needs (when missing; as root with
-# apt-get) and builds cmc, its demos and tests into build/.
+# apt-get) and builds cmc, its demos and tests into build/. With --configure
+# it only configures the build (lint.sh needs its compile commands).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,4 +38,4 @@ build_dir=${CMC_BUILD_DIR:-build}
 read -r -a flags <<<"${CMC_CMAKE_FLAGS:-}"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "${flags[@]}" >/dev/null
-cmake --build "$build_dir"
+[[ ${1:-} == --configure ]] || cmake --build "$build_dir"

@@ -292,7 +292,7 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
   plan.argv.push_back(nullptr);
 
   // The child's stack until it execs; one per thread, reused.
-  alignas(16) thread_local std::array<char, 64 * 1024> stack;
+  alignas(16) thread_local std::array<char, std::size_t{64} * 1024> stack;
   auto pid = (*sandbox)->spawn_in(child_entry, &plan, stack);
   if (!pid)
     return pid.error();
