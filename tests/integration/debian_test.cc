@@ -37,7 +37,7 @@ std::vector<std::string> beanstalkd_check(int depth) {
           "--client",
           "A",
           "-m",
-          "put 0 0 10 1\\r\\nx\\r\\n",
+          R"(put 0 0 10 1\r\nx\r\n)",
           "-m",
           "reserve-with-timeout 0\\r\\n",
           "--client",
@@ -90,10 +90,10 @@ std::vector<std::string> memcached_check(std::vector<std::string> extra) {
                                 "--max-depth", "3",
                                 "--dedup",     "path",
                                 "--client",    "A",
-                                "-m",          "add lock 0 0 1\\r\\nA\\r\\n",
+                                "-m",          R"(add lock 0 0 1\r\nA\r\n)",
                                 "-m",          "delete lock\\r\\n",
                                 "--client",    "B",
-                                "-m",          "add lock 0 0 1\\r\\nB\\r\\n"};
+                                "-m",          R"(add lock 0 0 1\r\nB\r\n)"};
   args.insert(args.end(), extra.begin(), extra.end());
   args.insert(args.end(), {"--", "/usr/bin/memcached", "-u", "root", "-l",
                            "127.0.0.1", "-p", "11211", "-U", "0"});
@@ -102,7 +102,7 @@ std::vector<std::string> memcached_check(std::vector<std::string> extra) {
 
 TEST_F(Debian, MemcachedWithTwoClientsHolds) {
   const Outcome run =
-      run_cmc(memcached_check({"--forbid-response", "ERROR|\\r\\n\\r\\n"}));
+      run_cmc(memcached_check({"--forbid-response", R"(ERROR|\r\n\r\n)"}));
   ASSERT_EQ(run.status, 0) << run.err;
   const auto json = run.json();
   EXPECT_EQ(json["verdict"], "holds");
@@ -249,8 +249,7 @@ private:
 // the same, with or without set_tcp_nodelay.
 nlohmann::json mosquitto_check(const std::string &config) {
   const TempFile file("mosquitto.conf", config);
-  const std::string connect =
-      "\\x10\\x0c\\x00\\x04MQTT\\x04\\x02\\x00\\x3c\\x00\\x00";
+  const std::string connect = R"(\x10\x0c\x00\x04MQTT\x04\x02\x00\x3c\x00\x00)";
   const Outcome run = run_cmc({"check",
                                "-q",
                                "--json",
@@ -265,13 +264,13 @@ nlohmann::json mosquitto_check(const std::string &config) {
                                "-m",
                                connect,
                                "-m",
-                               "\\x82\\x06\\x00\\x01\\x00\\x01t\\x00",
+                               R"(\x82\x06\x00\x01\x00\x01t\x00)",
                                "--client",
                                "B",
                                "-m",
                                connect,
                                "-m",
-                               "\\x30\\x04\\x00\\x01tX",
+                               R"(\x30\x04\x00\x01tX)",
                                "--forbid-response",
                                "tX",
                                "--",
@@ -308,7 +307,7 @@ TEST_F(Debian, LighttpdClosesAndTheNextRequestReconnects) {
           "\"\nserver.port = 8080\nserver.bind = \"127.0.0.1\"\n");
   const std::string get =
       "GET /" + std::filesystem::path(page.path()).filename().string() +
-      " HTTP/1.0\\r\\n\\r\\n";
+      R"( HTTP/1.0\r\n\r\n)";
   const Outcome run =
       run_cmc({"replay", "--steps", get, get, "--", "/usr/sbin/lighttpd", "-D",
                "-f", config.path()});
