@@ -22,8 +22,16 @@ base=${CMC_LINT_BASE:-$(cat .ci/lint-base)}
 builds=(build build-fuzz)
 
 if ! git cat-file -e "$base^{tree}" 2>/dev/null; then
-  echo "lint: the base $base is no commit or tree of this clone" >&2
-  exit 1
+  if [[ -z ${CMC_LINT_BASE:-} && $(git rev-parse --is-shallow-repository) == \
+    true ]] && git cat-file -e HEAD~1 2>/dev/null; then
+    # A shallow clone has no older base: the last commit's files at least.
+    echo "lint: the base $base is not in this shallow clone:" \
+      "clang-tidy on the files changed since HEAD~1 only" >&2
+    base=HEAD~1
+  else
+    echo "lint: the base $base is no commit or tree of this clone" >&2
+    exit 1
+  fi
 fi
 # The packages (clang-format and clang-tidy among them), the compile commands.
 scripts/setup.sh --configure
