@@ -1,13 +1,13 @@
 #include "tracer/run_files.h"
 
 #include <fcntl.h>
-#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <string_view>
@@ -81,7 +81,7 @@ Result<void> hash_entry(const fs::path &path, const std::string &name,
     if (!fd.valid())
       return Error{fmt::format("cannot open {}: {}", path.string(),
                                std::strerror(errno))};
-    std::array<std::byte, 64 * 1024> buffer{};
+    std::array<std::byte, std::size_t{64} * 1024> buffer{};
     ssize_t got = 0;
     while ((got = read(fd.get(), buffer.data(), buffer.size())) > 0)
       mix(std::span(buffer.data(), static_cast<std::size_t>(got)));

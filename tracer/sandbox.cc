@@ -106,7 +106,7 @@ int init_entry(void *pipes) {
 // The init's stack: never freed, as the init may outlive its Sandbox (by
 // the second ~Sandbox waits) and even cmc's last thread.
 std::span<char> init_stack() {
-  constexpr std::size_t kSize = 64 * 1024;
+  constexpr std::size_t kSize = std::size_t{64} * 1024;
   void *stack = mmap(nullptr, kSize, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED)
@@ -172,8 +172,8 @@ int enter_sandbox(int mount_namespace) {
   // set): from the caller's own on, whatever earlier runs left it at.
   std::array<char, 16> digits{};
   std::size_t at = digits.size();
-  for (auto pid = static_cast<unsigned>(getpid()); at == digits.size() || pid;
-       pid /= 10)
+  for (auto pid = static_cast<unsigned>(getpid());
+       at == digits.size() || pid != 0; pid /= 10)
     digits[--at] = static_cast<char>('0' + pid % 10);
   const int fd = ::open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
   if (fd < 0)

@@ -1,8 +1,8 @@
 // Bad input and misbehaving targets: one clear line, the right exit
 // status, and no process left behind.
 
+#include <csignal>
 #include <fcntl.h>
-#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -421,7 +421,7 @@ TEST_F(BadReport, BytesThatAreNotUtf8RoundTrip) {
   const std::string program = dir_ + "/kv\xff";
   std::filesystem::create_symlink(demo("kv"), program);
   const Outcome check = run_cmc(
-      {"check", "-q", "--json", path(), "-m", "SET a\\n", "-m", "\\xff\\xfe\\n",
+      {"check", "-q", "--json", path(), "-m", "SET a\\n", "-m", R"(\xff\xfe\n)",
        "--forbid-response", "ERR", "--", program, "7000"});
   ASSERT_EQ(check.status, 1) << check.err;
   const auto json = nlohmann::json::parse(std::ifstream(path()));
@@ -528,7 +528,7 @@ protected:
   }
   // Starts cmc on a step that spins (SPIN, with a step timeout far away),
   // sends signal once the target spins, and expects "interrupted".
-  void expect_interrupted(const Started &started, int signal) {
+  static void expect_interrupted(const Started &started, int signal) {
     ASSERT_NE(wait_for_spinning_child(started.pid), -1);
     kill(started.pid, signal);
     const Outcome run = finish(started);

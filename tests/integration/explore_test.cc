@@ -92,11 +92,11 @@ TEST_F(Explore, TheStepTimeoutDoesNotRunAtACatchpoint) {
   ASSERT_EQ(write(commands, first.data(), first.size()),
             static_cast<ssize_t>(first.size()));
   std::string out;
-  char buffer[4096];
+  std::array<char, 4096> buffer{};
   while (!has(out, "caught write")) {
-    const ssize_t n = read(started.out_fd, buffer, sizeof buffer);
+    const ssize_t n = read(started.out_fd, buffer.data(), buffer.size());
     ASSERT_GT(n, 0) << out;
-    out.append(buffer, static_cast<std::size_t>(n));
+    out.append(buffer.data(), static_cast<std::size_t>(n));
   }
   std::this_thread::sleep_for(std::chrono::seconds(3));
   const std::string rest = "continue\nstate\nquit\n";
@@ -341,7 +341,8 @@ public:
     return output(tmux_ + " capture-pane -p");
   }
   // Polls the screen until it holds part count times.
-  bool shows(const std::string &part, std::size_t count = 1) const {
+  [[nodiscard]] bool shows(const std::string &part,
+                           std::size_t count = 1) const {
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (std::chrono::steady_clock::now() < deadline) {
@@ -365,7 +366,8 @@ private:
     std::string text;
     FILE *pipe = popen(command.c_str(), "r");
     std::array<char, 4096> buffer{};
-    while (pipe != nullptr && std::fgets(buffer.data(), buffer.size(), pipe))
+    while (pipe != nullptr &&
+           (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr))
       text += buffer.data();
     if (pipe != nullptr)
       pclose(pipe);
@@ -425,7 +427,7 @@ TEST_F(Explore, AnInteractiveSessionInATerminal) {
 TEST_F(Explore, TabCompletesClientNamesInATerminal) {
   const std::string server = copy_of_demo("lock_server");
   const auto session = explore_in_terminal(
-      "--client alice -m 'LOCK\\\\n' --client bob -m 'LOCK\\\\n' --region held",
+      R"(--client alice -m 'LOCK\\n' --client bob -m 'LOCK\\n' --region held)",
       server);
   const Terminal &terminal = *session;
   terminal.keys("'send bo' Tab 'LOCK\\n' Enter");
@@ -469,7 +471,8 @@ int run_directories(pid_t cmc) {
     std::error_code error;
     for (const auto &entry : std::filesystem::directory_iterator(
              "/proc/" + std::to_string(child) + "/root/dev/shm", error))
-      count += entry.path().filename().string().starts_with("cmc-run-");
+      count += static_cast<int>(
+          entry.path().filename().string().starts_with("cmc-run-"));
   }
   return count;
 }
@@ -495,7 +498,7 @@ TEST_P(ExploreSignal, AtThePromptWithStdinOnAPipeEndsTheSession) {
             static_cast<ssize_t>(send.size()));
   ASSERT_TRUE(waits_at_prompt(started.pid));
   const auto before = children_of(started.pid);
-  EXPECT_GE(before.size(), 2u) << "the target and its sandbox's init";
+  EXPECT_GE(before.size(), 2U) << "the target and its sandbox's init";
   EXPECT_EQ(run_directories(started.pid), 1);
   kill(started.pid, GetParam());
   const Outcome run = finish(started);

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
+#include <cstdlib>
 #include <unistd.h>
 
 #include <filesystem>
@@ -71,7 +71,7 @@ TEST_F(Files, TheJournalIsInTheStateAtEveryJobCount) {
     ASSERT_EQ(run.status, 1) << run.err;
     const auto json = run.json();
     EXPECT_EQ(json["verdict"], "violated");
-    EXPECT_EQ(json["counterexample"].size(), 4u) << json.dump();
+    EXPECT_EQ(json["counterexample"].size(), 4U) << json.dump();
     EXPECT_EQ(json["distinct_states"], 4) << json.dump();
     EXPECT_EQ(json["replay"]["writable"], nlohmann::json::array({"journal"}));
   }

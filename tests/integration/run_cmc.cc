@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <csignal>
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -22,8 +22,6 @@
 #include <thread>
 
 #include "tracer/sandbox.h"
-
-extern char **environ;
 
 namespace cmc::testing {
 namespace {
@@ -80,7 +78,7 @@ std::vector<pid_t> children(pid_t pid, bool zombies) {
   std::vector<pid_t> found;
   DIR *proc = opendir("/proc");
   while (const dirent *entry = readdir(proc)) {
-    const pid_t candidate = static_cast<pid_t>(std::atoi(entry->d_name));
+    const auto candidate = static_cast<pid_t>(std::atoi(entry->d_name));
     if (candidate <= 0)
       continue;
     const ProcStat stat_line = stat_of(candidate);
@@ -232,7 +230,7 @@ int objdump_count(const std::string &path, const std::string &pattern) {
 
 std::vector<std::string> run_directories_on_host() {
   std::vector<std::string> found;
-  for (const std::filesystem::path dir :
+  for (const std::filesystem::path &dir :
        {std::filesystem::path("/dev/shm"),
         std::filesystem::temp_directory_path()}) {
     std::error_code error;

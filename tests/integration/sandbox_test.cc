@@ -151,16 +151,16 @@ TEST_P(Sandbox, ASignalThatKillsCmcMidCheckLeavesNothing) {
     std::error_code error;
     for (const auto &entry : fs::directory_iterator(
              "/proc/" + std::to_string(child) + "/root/dev/shm", error))
-      run_directories +=
-          entry.path().filename().string().starts_with("cmc-run-");
+      run_directories += static_cast<int>(
+          entry.path().filename().string().starts_with("cmc-run-"));
   }
   for (const std::string &host : namespaces_of(getpid()))
     ours.erase(host);
   // What is checked below existed: the sandboxes, their namespaces (PID,
   // mount, and the network namespaces cmc holds) and the runs' files.
-  EXPECT_GE(pidfds.size(), 3u);
+  EXPECT_GE(pidfds.size(), 3U);
   EXPECT_GE(run_directories, 1);
-  EXPECT_GE(ours.size(), 4u);
+  EXPECT_GE(ours.size(), 4U);
   const std::set<std::string> seen = namespaces_in_use(token);
   EXPECT_TRUE(std::ranges::includes(seen, ours))
       << "the processes of this run are not all marked";
