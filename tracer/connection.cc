@@ -6,18 +6,18 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <sched.h>
 #include <sys/ioctl.h>
 
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "tracer/network_namespace.h"
-#include "util/check.h"
+#include "tracer/socket_diag.h"
 
 namespace cmc::tracer {
 namespace {
@@ -25,23 +25,6 @@ namespace {
 socklen_t address_length(const sockaddr_storage &address) {
   return address.ss_family == AF_INET6 ? sizeof(sockaddr_in6)
                                        : sizeof(sockaddr_in);
-}
-
-Result<UniqueFd> socket_in(int netns, int family) {
-  // setns changes only the calling thread's namespace.
-  const int home = home_network_namespace();
-  if (home < 0)
-    return Error{fmt::format("cannot open cmc's own network namespace: {}",
-                             std::strerror(errno))};
-  if (setns(netns, CLONE_NEWNET) != 0)
-    return Error{fmt::format("cannot enter the target's network namespace: {}",
-                             std::strerror(errno))};
-  UniqueFd sock(socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  const int socket_errno = errno;
-  CMC_CHECK(setns(home, CLONE_NEWNET) == 0, "returning to cmc's netns");
-  if (!sock.valid())
-    return Error{fmt::format("socket: {}", std::strerror(socket_errno))};
-  return sock;
 }
 
 // Binds sock to the loopback address of address's family, at port.
@@ -80,7 +63,7 @@ std::optional<std::uint16_t> nth_client_port(std::size_t n) {
 
 Result<Connection> Connection::open(int netns, const sockaddr_storage &address,
                                     std::uint16_t local_port) {
-  auto sock = socket_in(netns, address.ss_family);
+  auto sock = socket_in(netns, address.ss_family, SOCK_STREAM);
   if (!sock)
     return sock.error();
   if (auto bound = bind_loopback(*sock, address, local_port); !bound)
@@ -100,7 +83,16 @@ Result<Connection> Connection::open(int netns, const sockaddr_storage &address,
   if (getsockname(sock->get(), reinterpret_cast<sockaddr *>(&local), &length) !=
       0)
     return Error{fmt::format("getsockname: {}", std::strerror(errno))};
-  return Connection(std::move(*sock), local);
+  // The target's end: address, or where a wildcard address led (loopback).
+  sockaddr_storage remote{};
+  length = sizeof remote;
+  if (getpeername(sock->get(), reinterpret_cast<sockaddr *>(&remote),
+                  &length) != 0)
+    return Error{fmt::format("getpeername: {}", std::strerror(errno))};
+  auto diag = open_socket_diag(netns);
+  if (!diag)
+    return diag.error();
+  return Connection(std::move(*sock), std::move(*diag), local, remote);
 }
 
 Connection::~Connection() {
@@ -123,7 +115,8 @@ Connection::~Connection() {
 
 void Connection::close() { shutdown(socket_.get(), SHUT_WR); }
 
-Result<void> Connection::send(std::string_view bytes) {
+Result<void> Connection::send(std::string_view bytes,
+                              std::chrono::steady_clock::time_point end) {
   while (!bytes.empty()) {
     const ssize_t sent = ::send(socket_.get(), bytes.data(), bytes.size(),
                                 MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -136,15 +129,35 @@ Result<void> Connection::send(std::string_view bytes) {
           fmt::format("cannot send to the target: {}", std::strerror(errno))};
     }
     bytes.remove_prefix(static_cast<std::size_t>(sent));
+    sent_ += static_cast<std::uint64_t>(sent);
   }
-  // Loopback delivers to the peer inside send(); SIOCOUTQNSD counts bytes
-  // not yet handed on, so zero means the target's socket has them.
+  // SIOCOUTQNSD counts bytes not yet handed on to loopback.
   int unsent = 0;
   if (ioctl(socket_.get(), SIOCOUTQNSD, &unsent) == 0 && unsent != 0)
     return Error{fmt::format("{} bytes of the message are still unsent (is "
                              "the target's receive buffer full?)",
                              unsent)};
-  return {};
+  // Handed on is not arrived (socket_diag.h): no event tells when the
+  // softirq that carries them has run, so cmc asks until it has.
+  while (true) {
+    auto target = tcp_end(diag_, remote_, local_);
+    if (!target)
+      return target.error();
+    if (target->closed || target->received >= sent_)
+      return {};
+    if (std::chrono::steady_clock::now() >= end)
+      return Error{fmt::format("{} bytes of the message did not reach the "
+                               "target within the step timeout",
+                               sent_ - target->received)};
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+Result<bool> Connection::target_closed() const {
+  auto target = tcp_end(diag_, remote_, local_);
+  if (!target)
+    return target.error();
+  return target->closed;
 }
 
 bool Connection::receive() {

@@ -29,9 +29,13 @@ public:
   Connection &operator=(const Connection &) = delete;
   ~Connection();
 
-  // Sends all of bytes and returns once the kernel has handed them to the
-  // target's socket.
-  [[nodiscard]] Result<void> send(std::string_view bytes);
+  // Sends all of bytes and returns once they have reached the target's
+  // end (or it has closed it), at most until end.
+  [[nodiscard]] Result<void> send(std::string_view bytes,
+                                  std::chrono::steady_clock::time_point end);
+  // Whether the target has closed its end (or reset it), whether its FIN
+  // or reset has reached cmc's end yet or not.
+  [[nodiscard]] Result<bool> target_closed() const;
   // Moves what has arrived from the target to the received bytes, without
   // waiting; false once the target has closed its end (an end of file or
   // a reset came).
@@ -53,10 +57,15 @@ public:
   void close();
 
 private:
-  Connection(UniqueFd socket, const sockaddr_storage &local)
-      : socket_(std::move(socket)), local_(local) {}
+  Connection(UniqueFd socket, UniqueFd diag, const sockaddr_storage &local,
+             const sockaddr_storage &remote)
+      : socket_(std::move(socket)), diag_(std::move(diag)), local_(local),
+        remote_(remote) {}
   UniqueFd socket_;
+  UniqueFd diag_; // sock_diag of the target's namespace (socket_diag.h)
   sockaddr_storage local_{};
+  sockaddr_storage remote_{}; // the target's end
+  std::uint64_t sent_ = 0;    // bytes sent on the connection
   std::string received_;
   bool reset_ = false;
 };

@@ -53,6 +53,23 @@ int home_network_namespace() {
   return home.get();
 }
 
+Result<UniqueFd> socket_in(int netns, int domain, int type, int protocol) {
+  // setns changes only the calling thread's namespace.
+  const int home = home_network_namespace();
+  if (home < 0)
+    return Error{fmt::format("cannot open cmc's own network namespace: {}",
+                             std::strerror(errno))};
+  if (setns(netns, CLONE_NEWNET) != 0)
+    return Error{fmt::format("cannot enter the target's network namespace: {}",
+                             std::strerror(errno))};
+  UniqueFd sock(socket(domain, type | SOCK_CLOEXEC, protocol));
+  const int socket_errno = errno;
+  CMC_CHECK(setns(home, CLONE_NEWNET) == 0, "returning to cmc's netns");
+  if (!sock.valid())
+    return Error{fmt::format("socket: {}", std::strerror(socket_errno))};
+  return sock;
+}
+
 Result<NetworkNamespace> NetworkNamespace::create() {
   const int home = home_network_namespace();
   if (home < 0)

@@ -30,4 +30,9 @@ int bring_up_loopback();
 // This thread's own network namespace, opened once per thread.
 [[nodiscard]] int home_network_namespace();
 
+// A socket(domain, type, protocol) of the network namespace netns (an fd
+// of /proc/PID/ns/net), close-on-exec.
+[[nodiscard]] Result<UniqueFd> socket_in(int netns, int domain, int type,
+                                         int protocol = 0);
+
 } // namespace cmc::tracer

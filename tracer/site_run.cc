@@ -43,7 +43,10 @@ Result<void> follow(Session &session, Tracee &tracee, const SiteRunSpec &spec,
       return waiting.error();
     if (!*waiting || sent == spec.messages.size())
       return {};
-    if (auto done = connection->send(spec.messages[sent]); !done)
+    if (auto done = connection->send(spec.messages[sent],
+                                     std::chrono::steady_clock::now() +
+                                         spec.step_timeout);
+        !done)
       return done.error();
     run.messages_sent = sent + 1;
   }

@@ -279,7 +279,9 @@ Result<std::optional<Fault>> TargetRun::step(ActionId action) {
   auto connected = connect(client);
   if (!connected || *connected)
     return connected;
-  if (auto sent = connections_[client]->send(message); !sent)
+  if (auto sent = connections_[client]->send(
+          message, std::chrono::steady_clock::now() + spec_->step_timeout);
+      !sent)
     return sent.error();
   sent_to_ = client;
   auto fault = run_step();
@@ -359,7 +361,9 @@ Result<void> TargetRun::collect_replies() {
 // unacknowledged (Nagle's algorithm), and cmc's kernel delays that
 // acknowledgement by up to 40 ms: without this, such a reply would arrive
 // in a later step. The target's send queue (SIOCOUTQ) empties once cmc
-// has acknowledged, so received, everything it wrote.
+// has acknowledged, so received, everything it wrote. A connection the
+// target closed (its end gone from its descriptors) ends the same way:
+// once its FIN or reset has reached cmc's end.
 Result<void>
 TargetRun::collect_from(std::size_t client,
                         std::chrono::steady_clock::time_point end) {
@@ -381,18 +385,29 @@ TargetRun::collect_from(std::size_t client,
       end_connection(client);
       return {};
     }
-    if (!target_end || unacknowledged_bytes(*target_end) == 0)
-      return {};
-    connection.acknowledge();
-    if (unacknowledged_bytes(*target_end) == 0)
-      continue;
+    if (target_end) {
+      if (unacknowledged_bytes(*target_end) == 0)
+        return {};
+      connection.acknowledge();
+      if (unacknowledged_bytes(*target_end) == 0)
+        continue;
+    } else {
+      // Not accepted yet, or closed: then its FIN or reset is on its way.
+      auto closed = connection.target_closed();
+      if (!closed)
+        return closed.error();
+      if (!*closed)
+        return {};
+    }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         end - std::chrono::steady_clock::now());
     if (left.count() <= 0)
       return Error{fmt::format(
-          "{} bytes the target wrote to {} did not reach cmc within the "
-          "step timeout ({} ms)",
-          unacknowledged_bytes(*target_end),
+          "{} the target wrote to {} did not reach cmc within the step "
+          "timeout ({} ms)",
+          target_end
+              ? fmt::format("{} bytes", unacknowledged_bytes(*target_end))
+              : std::string("the end of the connection"),
           spec_->clients.empty() ? "its client" : spec_->clients[client],
           spec_->step_timeout.count())};
     // A wake-up when the rest arrives; the recheck covers an ACK that
