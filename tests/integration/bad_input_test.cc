@@ -211,15 +211,11 @@ Outcome run_with_stdout(const std::vector<std::string> &args,
     posix_spawn_file_actions_addclose(&actions, STDOUT_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  std::vector<std::string> argv{cmc_binary()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char *> raw;
-  for (std::string &arg : argv)
-    raw.push_back(arg.data());
-  raw.push_back(nullptr);
+  const CmcArgv argv(args);
   pid_t pid = -1;
   Outcome run;
-  if (posix_spawn(&pid, raw[0], &actions, nullptr, raw.data(), environ) == 0) {
+  if (posix_spawn(&pid, argv.program(), &actions, nullptr, argv.get(),
+                  environ) == 0) {
     int status = 0;
     waitpid(pid, &status, 0);
     run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;

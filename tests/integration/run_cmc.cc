@@ -129,6 +129,14 @@ nlohmann::json Outcome::json() const {
   return nlohmann::json::parse(out, nullptr, false);
 }
 
+CmcArgv::CmcArgv(const std::vector<std::string> &args)
+    : strings_{cmc_binary()} {
+  strings_.insert(strings_.end(), args.begin(), args.end());
+  for (std::string &arg : strings_)
+    pointers_.push_back(arg.data());
+  pointers_.push_back(nullptr);
+}
+
 Started start_cmc(const std::vector<std::string> &args,
                   const std::string &input) {
   if (!kSubreaper)
@@ -145,14 +153,9 @@ Started start_cmc(const std::vector<std::string> &args,
   posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
   posix_spawn_file_actions_addclose(&actions, out[0]);
   posix_spawn_file_actions_addclose(&actions, err[0]);
-  std::vector<std::string> argv{cmc_binary()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char *> raw;
-  for (std::string &arg : argv)
-    raw.push_back(arg.data());
-  raw.push_back(nullptr);
+  const CmcArgv argv(args);
   Started started;
-  if (posix_spawn(&started.pid, raw[0], &actions, nullptr, raw.data(),
+  if (posix_spawn(&started.pid, argv.program(), &actions, nullptr, argv.get(),
                   environ) != 0)
     throw std::runtime_error("posix_spawn cmc");
   posix_spawn_file_actions_destroy(&actions);

@@ -32,6 +32,20 @@ Outcome run_cmc(const std::vector<std::string> &args);
 Outcome run_cmc_with_input(const std::vector<std::string> &args,
                            const std::string &input);
 
+// The argv of cmc with args, for posix_spawn.
+class CmcArgv {
+public:
+  explicit CmcArgv(const std::vector<std::string> &args);
+  CmcArgv(const CmcArgv &) = delete;
+  CmcArgv &operator=(const CmcArgv &) = delete;
+  [[nodiscard]] const char *program() const { return pointers_[0]; }
+  [[nodiscard]] char *const *get() const { return pointers_.data(); }
+
+private:
+  std::vector<std::string> strings_;
+  std::vector<char *> pointers_; // into strings_, then nullptr
+};
+
 // Starts cmc without waiting; finish() collects it.
 struct Started {
   pid_t pid = -1;
