@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "bench/bench_targets.h"
 #include "bench/untraced_server.h"
 #include "decoder/elf_file.h"
 #include "decoder/region.h"
@@ -32,19 +33,11 @@ namespace {
 
 using cmc::tracer::ActionId;
 
-std::string here() {
-  std::array<char, 4096> path{};
-  const ssize_t n = readlink("/proc/self/exe", path.data(), path.size() - 1);
-  std::string self(path.data(),
-                   static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
-  return self.substr(0, self.rfind('/'));
-}
-
 // demo/NAME with its cmc_state region and one "SET x" message per cell.
 std::shared_ptr<const cmc::tracer::TargetSpec>
 kv_spec(const std::string &name = "kv", char last_cell = 'b') {
   auto spec = std::make_shared<cmc::tracer::TargetSpec>();
-  spec->launch.program = here() + "/../demo/" + name;
+  spec->launch.program = cmc::bench::binary_dir() + "/../demo/" + name;
   spec->launch.argv = {spec->launch.program, "7000"};
   auto elf = cmc::decoder::ElfFile::open(spec->launch.program);
   if (!elf)
@@ -127,7 +120,7 @@ BENCHMARK(BM_TracedSpawn)
 // on one CPU.
 void BM_InterceptedSyscall(benchmark::State &state) {
   cmc::tracer::pin_this_thread();
-  const std::string loop = here() + "/targets/syscall_loop";
+  const std::string loop = cmc::bench::binary_dir() + "/targets/syscall_loop";
   auto tracee = cmc::tracer::Tracee::spawn({loop, {loop}});
   if (!tracee)
     return report_error(state, tracee.error());
@@ -143,7 +136,7 @@ BENCHMARK(BM_InterceptedSyscall)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // Floor: one process_vm_readv of N bytes from a stopped target.
 void BM_RegionRead(benchmark::State &state) {
-  const std::string loop = here() + "/targets/syscall_loop";
+  const std::string loop = cmc::bench::binary_dir() + "/targets/syscall_loop";
   auto tracee = cmc::tracer::Tracee::spawn({loop, {loop}});
   if (!tracee)
     return report_error(state, tracee.error());
@@ -164,7 +157,7 @@ BENCHMARK(BM_RegionRead)->Arg(2)->Arg(4096)->UseRealTime();
 // Floor: one message round trip with kv running untraced: send "SET a",
 // read "OK". A replayed step cannot cost less than this plus one stop.
 void BM_MessageRoundTrip(benchmark::State &state) {
-  const std::string kv = here() + "/../demo/kv";
+  const std::string kv = cmc::bench::binary_dir() + "/../demo/kv";
   const std::string port = std::to_string(20000 + getpid() % 20000);
   pid_t pid = -1;
   std::array<char *, 3> argv{const_cast<char *>(kv.c_str()),
