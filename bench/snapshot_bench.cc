@@ -5,14 +5,16 @@
 // - BM_ForkSnapshot: the target forks; the child gets a connection of its
 //   own, takes the step and is killed;
 // - BM_InPlaceRestore: the target takes the step itself; the pages it
-//   dirtied (soft-dirty bits) and its registers are written back;
+//   wrote (found by comparing, by soft-dirty bits or by userfaultfd write
+//   protection: cmc::bench::PageTracking) and its registers are written
+//   back;
 // - BM_ForkFloor: fork+exit+wait of an untraced process of kv's size.
 // What the search does today is BM_Transition/1/0 (capture_bench.cc): a
 // fresh spawn replays "SET a" and takes "SET b". Times are per iteration;
 // each part of one is a counter in microseconds, and *_faults count the
 // minor page faults of the process named.
-// Run: build/bench/cmc_bench
-//   --benchmark_filter='Snapshot|InPlace|ForkFloor|Transition/1/0'
+// Run: build/bench/cmc_bench --benchmark_repetitions=3 --benchmark_filter=
+//   'Transition/1/0|SoftDirtyStep/1/0|Capture/1|Snapshot|InPlace|ForkFloor'
 
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
@@ -268,10 +270,55 @@ Result<std::string> step_child(pid_t child, Connection &connection,
   return reply;
 }
 
-// One fork snapshot per iteration: fork (the injected clone, and the child
-// taken to the quiescent point), fds (a private client connection), step
-// (SET b in the child), kill (the child killed and reaped, its connection
-// closed).
+// What a fork snapshot of kv connects to and moves.
+struct Branching {
+  Sockets sockets;
+  sockaddr_storage address{};
+  double child_faults = 0;
+};
+
+// One fork snapshot, timed by parts: fork (the injected clone, and the
+// child taken to the quiescent point), connect and fds (a private client
+// connection), step (SET b in the child), kill (the child killed and
+// reaped, its connection closed).
+Result<void> branch(QuiescentKv &kv, Branching &branching, Laps &laps) {
+  auto forked = fork_at_read(kv, kv.tracee().pid());
+  if (!forked)
+    return forked.error();
+  Child child(*forked);
+  laps.lap("fork");
+  const auto port = cmc::tracer::nth_client_port(1);
+  std::optional<Connection> connection;
+  if (auto opened =
+          Connection::open(kv.started.netns->fd(), branching.address, *port))
+    connection.emplace(std::move(*opened));
+  else
+    return opened.error();
+  laps.lap("connect");
+  if (auto accepted = accept_as_client(kv, child.pid(), branching.sockets);
+      !accepted)
+    return accepted;
+  laps.lap("fds");
+  if (auto set =
+          sys::set_registers(child.pid(), cmc::bench::reentering(kv.at_read));
+      !set)
+    return set;
+  if (auto waits = cmc::bench::run_to_seccomp_stop(child.pid()); !waits)
+    return waits;
+  laps.lap("fork");
+  auto reply =
+      step_child(child.pid(), *connection, kv.started.spec->messages[kStep]);
+  if (!reply || *reply != kReply)
+    return Error{"the child did not answer the step"};
+  laps.lap("step");
+  branching.child_faults += static_cast<double>(minor_faults(child.pid()));
+  laps.skip();
+  child.end();
+  connection.reset();
+  laps.lap("kill");
+  return {};
+}
+
 void BM_ForkSnapshot(benchmark::State &state) {
   cmc::tracer::pin_this_thread();
   QuiescentKv kv;
@@ -281,52 +328,23 @@ void BM_ForkSnapshot(benchmark::State &state) {
   auto address = kv.started.run->session().listen_address();
   if (!sockets || !address || !*address)
     return state.SkipWithError("cannot find kv's sockets");
-  const std::string &message = kv.started.spec->messages[kStep];
+  Branching branching{*sockets, **address};
   const pid_t pid = kv.tracee().pid();
+  const long target_before = minor_faults(pid);
   Laps laps;
-  double child_faults = 0;
-  double target_faults = 0;
   for (auto _ : state) {
-    const long target_before = minor_faults(pid);
     laps.start();
-    auto forked = fork_at_read(kv, pid);
-    if (!forked)
-      return state.SkipWithError(forked.error().message.c_str());
-    Child child(*forked);
-    laps.lap("fork");
-    const auto port = cmc::tracer::nth_client_port(1);
-    std::optional<Connection> connection;
-    if (auto opened =
-            Connection::open(kv.started.netns->fd(), **address, *port))
-      connection.emplace(std::move(*opened));
-    else
-      return state.SkipWithError(opened.error().message.c_str());
-    laps.lap("connect");
-    if (auto accepted = accept_as_client(kv, child.pid(), *sockets); !accepted)
-      return state.SkipWithError(accepted.error().message.c_str());
-    laps.lap("fds");
-    if (auto set =
-            sys::set_registers(child.pid(), cmc::bench::reentering(kv.at_read));
-        !set || !cmc::bench::run_to_seccomp_stop(child.pid()))
-      return state.SkipWithError("the child did not wait as the target");
-    laps.lap("fork");
-    auto reply = step_child(child.pid(), *connection, message);
-    if (!reply || *reply != kReply)
-      return state.SkipWithError("the child did not answer the step");
-    laps.lap("step");
-    child_faults += static_cast<double>(minor_faults(child.pid()));
-    laps.skip();
-    child.end();
-    connection.reset();
-    laps.lap("kill");
-    target_faults += static_cast<double>(minor_faults(pid) - target_before);
+    if (auto ok = branch(kv, branching, laps); !ok)
+      return state.SkipWithError(ok.error().message.c_str());
     state.SetIterationTime(laps.iteration());
   }
+  const auto target_faults =
+      static_cast<double>(minor_faults(pid) - target_before);
   // The target, which forked them all, still serves its own client.
   if (auto stepped = step(*kv.started.run); !stepped)
     return state.SkipWithError(stepped.error().message.c_str());
   laps.report(state);
-  state.counters["child_faults"] = per_iteration(child_faults);
+  state.counters["child_faults"] = per_iteration(branching.child_faults);
   state.counters["target_faults"] = per_iteration(target_faults);
 }
 BENCHMARK(BM_ForkSnapshot)->Unit(benchmark::kMicrosecond)->UseManualTime();
