@@ -14,7 +14,7 @@
 // each part of one is a counter in microseconds, and *_faults count the
 // minor page faults of the process named.
 // Run: build/bench/cmc_bench --benchmark_repetitions=3 --benchmark_filter=
-//   'Transition/1/0|SoftDirtyStep/1/0|Capture/1|Snapshot|InPlace|ForkFloor'
+//   'Transition/1/0|SoftDirtyStep/1/0|Capture/1|Snapshot|AtStop|InPlace|Floor'
 
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
@@ -184,17 +184,17 @@ Result<pid_t> fork_at_read(const QuiescentKv &kv, pid_t pid) {
   return *forked->child;
 }
 
-// The target's descriptors of kv's two sockets.
+// The target's descriptors of kv's two sockets, as system call arguments.
 struct Sockets {
-  int listening = -1;
-  int client = -1;
+  std::uint64_t listening = 0;
+  std::uint64_t client = 0;
 };
 
 // The listening socket is the descriptor with SO_ACCEPTCONN set; the
 // client's is the one the target reads.
 Result<Sockets> sockets_of(const Tracee &tracee,
                            const user_regs_struct &at_read) {
-  Sockets sockets{-1, static_cast<int>(at_read.rdi)};
+  std::optional<int> listening_fd;
   const auto dir =
       std::filesystem::path("/proc") / std::to_string(tracee.pid()) / "fd";
   for (const auto &entry : std::filesystem::directory_iterator(dir)) {
@@ -206,46 +206,36 @@ Result<Sockets> sockets_of(const Tracee &tracee,
         getsockopt(copy->get(), SOL_SOCKET, SO_ACCEPTCONN, &listening,
                    &length) == 0 &&
         listening != 0)
-      sockets.listening = fd;
+      listening_fd = fd;
   }
-  if (sockets.listening < 0)
+  if (!listening_fd)
     return Error{"kv has no listening socket"};
-  return sockets;
+  return Sockets{static_cast<std::uint64_t>(*listening_fd), at_read.rdi};
 }
 
-// Runs nr(args) in the child at its first stop, on the target's syscall
-// instruction; an Error when it fails.
-Result<long> inject_in(Tracee &tracee, pid_t child, std::uint64_t syscall_at,
-                       long nr, const std::array<std::uint64_t, 3> &args) {
-  tracee.focus(child);
-  auto result = tracee.inject_syscall(syscall_at, nr, args);
-  tracee.focus(tracee.pid());
-  if (result && *result < 0)
-    return Error{fmt::format("system call {} in the child: {}", nr,
-                             std::strerror(static_cast<int>(-*result)))};
-  return result;
-}
-
-// Gives the child, at its first stop, a connection of its own in place of
-// the one it shares with the target (a fork shares each open file, so the
-// socket): cmc has connected again, the child accepts that connection on
-// the listening socket it also shares (the stopped target takes nothing
-// from it) and moves it to the client's descriptor number.
-Result<void> accept_as_client(QuiescentKv &kv, pid_t child,
+// Gives the child, held as the target at the seccomp stop of its read(),
+// a connection of its own in place of the one it shares with the target
+// (a fork shares each open file, so the socket): cmc has connected again,
+// the child accepts that connection on the listening socket it also
+// shares (the stopped target takes nothing from it) and moves it to the
+// client's descriptor number.
+Result<void> accept_as_client(const QuiescentKv &kv, pid_t child,
                               const Sockets &sockets) {
-  const std::uint64_t at = kv.at_read.rip - 2;
-  const auto listening = static_cast<std::uint64_t>(sockets.listening);
-  auto accepted =
-      inject_in(kv.tracee(), child, at, SYS_accept, {listening, 0, 0});
+  const auto call = [&](long nr, std::uint64_t a, std::uint64_t b) {
+    auto made = cmc::bench::call_at_stop(child, kv.at_read, nr, {a, b});
+    if (made && made->result < 0)
+      return Result<long>(
+          Error{fmt::format("system call {} in the child: {}", nr,
+                            std::strerror(static_cast<int>(-made->result)))});
+    return made ? Result<long>(made->result) : Result<long>(made.error());
+  };
+  auto accepted = call(SYS_accept, sockets.listening, 0);
   if (!accepted)
     return accepted.error();
   const auto fd = static_cast<std::uint64_t>(*accepted);
-  const auto client = static_cast<std::uint64_t>(sockets.client);
-  if (auto moved = inject_in(kv.tracee(), child, at, SYS_dup2, {fd, client, 0});
-      !moved)
+  if (auto moved = call(SYS_dup2, fd, sockets.client); !moved)
     return moved.error();
-  if (auto closed = inject_in(kv.tracee(), child, at, SYS_close, {fd, 0, 0});
-      !closed)
+  if (auto closed = call(SYS_close, fd, 0); !closed)
     return closed.error();
   return {};
 }
@@ -286,6 +276,12 @@ Result<void> branch(QuiescentKv &kv, Branching &branching, Laps &laps) {
   if (!forked)
     return forked.error();
   Child child(*forked);
+  if (auto set =
+          sys::set_registers(child.pid(), cmc::bench::reentering(kv.at_read));
+      !set)
+    return set;
+  if (auto waits = cmc::bench::run_to_seccomp_stop(child.pid()); !waits)
+    return waits;
   laps.lap("fork");
   const auto port = cmc::tracer::nth_client_port(1);
   std::optional<Connection> connection;
@@ -299,13 +295,6 @@ Result<void> branch(QuiescentKv &kv, Branching &branching, Laps &laps) {
       !accepted)
     return accepted;
   laps.lap("fds");
-  if (auto set =
-          sys::set_registers(child.pid(), cmc::bench::reentering(kv.at_read));
-      !set)
-    return set;
-  if (auto waits = cmc::bench::run_to_seccomp_stop(child.pid()); !waits)
-    return waits;
-  laps.lap("fork");
   auto reply =
       step_child(child.pid(), *connection, kv.started.spec->messages[kStep]);
   if (!reply || *reply != kReply)
@@ -348,6 +337,25 @@ void BM_ForkSnapshot(benchmark::State &state) {
   state.counters["target_faults"] = per_iteration(target_faults);
 }
 BENCHMARK(BM_ForkSnapshot)->Unit(benchmark::kMicrosecond)->UseManualTime();
+
+// One system call made by the quiescent target at cmc's request
+// (getppid, at the seccomp stop of its read()): the unit of what a
+// snapshot must do in the target itself (install a descriptor, undo an
+// epoll_ctl).
+void BM_CallAtStop(benchmark::State &state) {
+  cmc::tracer::pin_this_thread();
+  QuiescentKv kv;
+  if (auto ok = start(kv); !ok)
+    return state.SkipWithError(ok.error().message.c_str());
+  for (auto _ : state)
+    if (auto call = cmc::bench::call_at_stop(kv.tracee().pid(), kv.at_read,
+                                             SYS_getppid, {});
+        !call)
+      return state.SkipWithError(call.error().message.c_str());
+  if (auto stepped = step(*kv.started.run); !stepped)
+    return state.SkipWithError(stepped.error().message.c_str());
+}
+BENCHMARK(BM_CallAtStop)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // ---- In-place restore ----
 

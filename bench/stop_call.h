@@ -32,7 +32,8 @@ struct StopCall {
 // seccomp stop ends the kernel runs the call orig_rax names (the filter
 // checks it again), so the thread runs nr instead; at its exit it executes
 // its syscall instruction again, which enters the first call, and the
-// filter stops it there again. nr must be a call the filter lets through.
+// filter stops it there again. nr may be a call the filter stops for: the
+// kernel does not stop a call changed at a seccomp stop a second time.
 [[nodiscard]] Result<StopCall>
 call_at_stop(pid_t pid, const user_regs_struct &at_call, long nr,
              const std::array<std::uint64_t, 6> &args);
