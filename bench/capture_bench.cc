@@ -34,7 +34,7 @@ void BM_Capture(benchmark::State &state) {
   cmc::tracer::ProcessCapture capture;
   cmc::decoder::CanonicalState canonical;
   std::size_t read = 0;
-  for (auto _ : state) {
+  for ([[maybe_unused]] auto _ : state) {
     auto image = started.run->read_process(capture);
     if (!image)
       return state.SkipWithError(image.error().message.c_str());
@@ -59,7 +59,7 @@ void BM_CaptureRead(benchmark::State &state) {
   if (auto ok = cmc::bench::start(started, state.range(0), kPath); !ok)
     return state.SkipWithError(ok.error().message.c_str());
   cmc::tracer::ProcessCapture capture;
-  for (auto _ : state)
+  for ([[maybe_unused]] auto _ : state)
     if (auto image = started.run->read_process(capture); !image)
       return state.SkipWithError(image.error().message.c_str());
 }
@@ -78,7 +78,7 @@ void BM_Transition(benchmark::State &state) {
   cmc::tracer::ProcessExecutor executor(cmc::bench::spec_of(
       state.range(0),
       state.range(1) != 0 ? StateKind::kProcess : StateKind::kRegions));
-  for (auto _ : state)
+  for ([[maybe_unused]] auto _ : state)
     if (auto seen = executor.run(kPath); !seen)
       return state.SkipWithError(seen.error().message.c_str());
 }
@@ -111,7 +111,7 @@ void BM_SoftDirtyStep(benchmark::State &state) {
     return state.SkipWithError(ok.error().message.c_str());
   const pid_t pid = started.run->tracee().pid();
   std::size_t dirty = 0;
-  for (auto _ : state) {
+  for ([[maybe_unused]] auto _ : state) {
     state.PauseTiming();
     if (clear && !cmc::bench::clear_soft_dirty(pid))
       return state.SkipWithError("cannot write clear_refs");
@@ -143,7 +143,7 @@ void BM_SoftDirtyClear(benchmark::State &state) {
   if (auto ok = cmc::bench::start(started, state.range(0), kPath); !ok)
     return state.SkipWithError(ok.error().message.c_str());
   const pid_t pid = started.run->tracee().pid();
-  for (auto _ : state)
+  for ([[maybe_unused]] auto _ : state)
     if (!cmc::bench::clear_soft_dirty(pid))
       return state.SkipWithError("cannot write clear_refs");
 }

@@ -32,6 +32,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -108,7 +109,7 @@ long minor_faults(pid_t pid) {
 }
 
 benchmark::Counter per_iteration(double total) {
-  return benchmark::Counter(total, benchmark::Counter::kAvgIterations);
+  return {total, benchmark::Counter::kAvgIterations};
 }
 
 // kv started under cmc and quiescent after kPrefix, with the registers its
@@ -321,7 +322,7 @@ void BM_ForkSnapshot(benchmark::State &state) {
   const pid_t pid = kv.tracee().pid();
   const long target_before = minor_faults(pid);
   Laps laps;
-  for (auto _ : state) {
+  for ([[maybe_unused]] auto _ : state) {
     laps.start();
     if (auto ok = branch(kv, branching, laps); !ok)
       return state.SkipWithError(ok.error().message.c_str());
@@ -347,7 +348,7 @@ void BM_CallAtStop(benchmark::State &state) {
   QuiescentKv kv;
   if (auto ok = start(kv); !ok)
     return state.SkipWithError(ok.error().message.c_str());
-  for (auto _ : state)
+  for ([[maybe_unused]] auto _ : state)
     if (auto call = cmc::bench::call_at_stop(kv.tracee().pid(), kv.at_read,
                                              SYS_getppid, {});
         !call)
@@ -465,7 +466,7 @@ void BM_InPlaceRestore(benchmark::State &state) {
   if (!tracker)
     return state.SkipWithError(tracker.error().message.c_str());
   Restore restore;
-  for (auto _ : state) {
+  for ([[maybe_unused]] auto _ : state) {
     restore.laps.start();
     if (auto ok = restore_in_place(kv, *tracker, restore); !ok)
       return state.SkipWithError(ok.error().message.c_str());
@@ -510,7 +511,7 @@ void BM_ForkFloor(benchmark::State &state) {
   close(answers[1]);
   double child_faults = 0;
   double parent_faults = 0;
-  for (auto _ : state) {
+  for ([[maybe_unused]] auto _ : state) {
     const std::uint32_t one = 1;
     std::array<std::int64_t, 2> answer{}; // nanoseconds, the child's faults
     const long before = spawned == 0 ? minor_faults(pid) : 0;
