@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "bench/bench_targets.h"
 #include "bench/untraced_server.h"
 #include "decoder/elf_file.h"
 #include "decoder/region.h"
@@ -32,19 +33,11 @@ namespace {
 
 using cmc::tracer::ActionId;
 
-std::string here() {
-  std::array<char, 4096> path{};
-  const ssize_t n = readlink("/proc/self/exe", path.data(), path.size() - 1);
-  std::string self(path.data(),
-                   static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
-  return self.substr(0, self.rfind('/'));
-}
-
 // demo/NAME with its cmc_state region and one "SET x" message per cell.
 std::shared_ptr<const cmc::tracer::TargetSpec>
 kv_spec(const std::string &name = "kv", char last_cell = 'b') {
   auto spec = std::make_shared<cmc::tracer::TargetSpec>();
-  spec->launch.program = here() + "/../demo/" + name;
+  spec->launch.program = cmc::bench::binary_dir() + "/../demo/" + name;
   spec->launch.argv = {spec->launch.program, "7000"};
   auto elf = cmc::decoder::ElfFile::open(spec->launch.program);
   if (!elf)
@@ -71,7 +64,7 @@ void report_error(benchmark::State &state, const cmc::Error &error) {
 void BM_SpawnToQuiescence(benchmark::State &state) {
   cmc::tracer::pin_this_thread();
   cmc::tracer::ProcessExecutor executor(kv_spec());
-  for (auto _ : state) {
+  for ([[maybe_unused]] auto _ : state) {
     auto seen = executor.run({});
     if (!seen)
       return report_error(state, seen.error());
@@ -99,7 +92,7 @@ void BM_TracedSpawn(benchmark::State &state) {
   std::string empty = "/tmp/cmc-bench-XXXXXX";
   if (state.range(0) == 2 && mkdtemp(empty.data()) != nullptr)
     launch.writable = {empty};
-  for (auto _ : state) {
+  for ([[maybe_unused]] auto _ : state) {
     auto tracee = cmc::tracer::Tracee::spawn(launch);
     if (!tracee)
       return report_error(state, tracee.error());
@@ -123,15 +116,22 @@ BENCHMARK(BM_TracedSpawn)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
+// targets/syscall_loop, which stops at every read.
+cmc::tracer::LaunchSpec syscall_loop() {
+  cmc::tracer::LaunchSpec launch;
+  launch.program = cmc::bench::binary_dir() + "/targets/syscall_loop";
+  launch.argv = {launch.program};
+  return launch;
+}
+
 // Floor: one seccomp-triggered ptrace stop and continue, tracer and target
 // on one CPU.
 void BM_InterceptedSyscall(benchmark::State &state) {
   cmc::tracer::pin_this_thread();
-  const std::string loop = here() + "/targets/syscall_loop";
-  auto tracee = cmc::tracer::Tracee::spawn({loop, {loop}});
+  auto tracee = cmc::tracer::Tracee::spawn(syscall_loop());
   if (!tracee)
     return report_error(state, tracee.error());
-  for (auto _ : state) {
+  for ([[maybe_unused]] auto _ : state) {
     auto status = (*tracee)->resume_and_wait();
     if (!status || !status->stopped())
       return state.SkipWithError("the syscall loop stopped running");
@@ -143,8 +143,7 @@ BENCHMARK(BM_InterceptedSyscall)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // Floor: one process_vm_readv of N bytes from a stopped target.
 void BM_RegionRead(benchmark::State &state) {
-  const std::string loop = here() + "/targets/syscall_loop";
-  auto tracee = cmc::tracer::Tracee::spawn({loop, {loop}});
+  auto tracee = cmc::tracer::Tracee::spawn(syscall_loop());
   if (!tracee)
     return report_error(state, tracee.error());
   auto regs = (*tracee)->registers();
@@ -154,7 +153,7 @@ void BM_RegionRead(benchmark::State &state) {
   std::vector<std::byte> bytes(length);
   // The stack below the stack pointer is mapped and readable.
   const iovec remote{reinterpret_cast<void *>(regs->rsp - length), length};
-  for (auto _ : state) {
+  for ([[maybe_unused]] auto _ : state) {
     if (auto read = (*tracee)->read(std::span(&remote, 1), bytes); !read)
       return report_error(state, read.error());
   }
@@ -164,7 +163,7 @@ BENCHMARK(BM_RegionRead)->Arg(2)->Arg(4096)->UseRealTime();
 // Floor: one message round trip with kv running untraced: send "SET a",
 // read "OK". A replayed step cannot cost less than this plus one stop.
 void BM_MessageRoundTrip(benchmark::State &state) {
-  const std::string kv = here() + "/../demo/kv";
+  const std::string kv = cmc::bench::binary_dir() + "/../demo/kv";
   const std::string port = std::to_string(20000 + getpid() % 20000);
   pid_t pid = -1;
   std::array<char *, 3> argv{const_cast<char *>(kv.c_str()),
@@ -175,7 +174,7 @@ void BM_MessageRoundTrip(benchmark::State &state) {
   const cmc::UniqueFd sock = cmc::bench::connect_when_listening(
       static_cast<std::uint16_t>(std::stoi(port)));
   std::array<char, 16> reply{};
-  for (auto _ : state) {
+  for ([[maybe_unused]] auto _ : state) {
     if (!sock.valid() || send(sock.get(), "SET a\n", 6, 0) != 6 ||
         recv(sock.get(), reply.data(), reply.size(), 0) != 3) {
       state.SkipWithError("kv did not answer");
@@ -195,7 +194,7 @@ void BM_Replay(benchmark::State &state) {
   std::vector<ActionId> path(static_cast<std::size_t>(state.range(0)));
   for (std::size_t i = 0; i < path.size(); ++i)
     path[i] = static_cast<ActionId>(i % 2);
-  for (auto _ : state) {
+  for ([[maybe_unused]] auto _ : state) {
     auto seen = executor.run(path);
     if (!seen)
       return report_error(state, seen.error());
@@ -226,7 +225,7 @@ void BM_CheckKv10(benchmark::State &state) {
                                            ? std::thread::hardware_concurrency()
                                            : state.range(0));
   cmc::search::Report report;
-  for (auto _ : state) {
+  for ([[maybe_unused]] auto _ : state) {
     auto result = cmc::search::breadth_first(factory, spec->messages.size(),
                                              property, layout, options);
     if (!result)
@@ -235,7 +234,7 @@ void BM_CheckKv10(benchmark::State &state) {
   }
   if (report.distinct_states != 1024 || report.transitions != 10240)
     return state.SkipWithError("kv10 gave the wrong counts");
-  const double runs = static_cast<double>(state.iterations());
+  const auto runs = static_cast<double>(state.iterations());
   state.counters["jobs"] = options.jobs;
   state.counters["states/s"] =
       benchmark::Counter(runs * static_cast<double>(report.distinct_states),
