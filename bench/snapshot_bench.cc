@@ -249,7 +249,9 @@ Result<void> accept_as_client(const Quiescent &kv, pid_t child,
 // the reply.
 Result<std::string> step_child(pid_t child, Connection &connection,
                                const std::string &message) {
-  if (auto sent = connection.send(message); !sent)
+  if (auto sent = connection.send(message, std::chrono::steady_clock::now() +
+                                               std::chrono::seconds(10));
+      !sent)
     return sent.error();
   if (auto ran = cmc::bench::run_to_seccomp_stop(child); !ran)
     return ran.error();
