@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,20 +18,21 @@
 namespace cmc::tracer {
 
 int bring_up_loopback() {
-  const int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  const auto sock = static_cast<int>(
+      syscall(SYS_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   if (sock < 0)
     return errno;
   ifreq request{};
   std::memcpy(request.ifr_name, "lo", 3);
   int error = 0;
-  if (ioctl(sock, SIOCGIFFLAGS, &request) != 0) {
+  if (syscall(SYS_ioctl, sock, SIOCGIFFLAGS, &request) != 0) {
     error = errno;
   } else {
     request.ifr_flags = static_cast<short>(request.ifr_flags | IFF_UP);
-    if (ioctl(sock, SIOCSIFFLAGS, &request) != 0)
+    if (syscall(SYS_ioctl, sock, SIOCSIFFLAGS, &request) != 0)
       error = errno;
   }
-  close(sock);
+  syscall(SYS_close, sock);
   return error;
 }
 

@@ -24,7 +24,8 @@ private:
 };
 
 // Sets the loopback interface of the caller's network namespace up.
-// Returns 0 or an errno value; async-signal-safe.
+// Returns 0 or an errno value; system calls only, for a child of cmc's
+// (see tracee.cc's ChildPlan).
 int bring_up_loopback();
 
 // This thread's own network namespace, opened once per thread.

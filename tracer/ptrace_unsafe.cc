@@ -194,11 +194,12 @@ std::optional<UniqueFd> pidfd_getfd(int pidfd, int fd) {
 }
 
 int child_trace_me() {
-  return ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) == 0 ? 0 : -errno;
+  return syscall(SYS_ptrace, PTRACE_TRACEME, 0, nullptr, nullptr) == 0 ? 0
+                                                                       : -errno;
 }
 
 int child_install_filter(const sock_fprog &program) {
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+  if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     return -errno;
   if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program) != 0)
     return -errno;

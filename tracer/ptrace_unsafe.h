@@ -83,8 +83,9 @@ struct GroupEvent {
 // or nothing when the target has no such descriptor.
 [[nodiscard]] std::optional<UniqueFd> pidfd_getfd(int pidfd, int fd);
 
-// Child side, between fork and exec: only async-signal-safe system calls.
-// Returns -errno on failure, 0 on success.
+// Child side, between fork and exec: only system calls, made with
+// syscall(2) (see tracee.cc's ChildPlan). Return -errno on failure, 0 on
+// success.
 int child_trace_me();
 int child_install_filter(const sock_fprog &program);
 

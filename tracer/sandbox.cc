@@ -74,18 +74,20 @@ struct InitPipes {
 // The init: it runs on a stack of its own in cmc's memory (CLONE_VM; a fork
 // would keep a copy of every page cmc has, and make cmc copy each page it
 // writes next), with the thread-local storage of the thread that made it.
-// So only system calls, of which read and write without glibc's wrappers,
-// which are cancellation points that write to that thread's control block.
+// So only system calls, made with syscall(2): glibc's read and write are
+// cancellation points that write to that thread's control block, and a
+// sanitizer's interceptors would use locks other threads of cmc hold (see
+// tracee.cc's ChildPlan).
 [[noreturn]] void init_main(int from_cmc, int report) {
   // Out of cmc's session and process group: a terminal's Ctrl-C is cmc's.
-  setsid();
-  sigset_t all;
-  sigfillset(&all);
-  sigprocmask(SIG_SETMASK, &all, nullptr);
+  syscall(SYS_setsid);
+  const std::uint64_t all = ~std::uint64_t{0}; // the kernel's sigset_t
+  syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, nullptr, sizeof all);
   // Ignoring SIGCHLD reaps the orphans the kernel gives it at their exit.
-  struct sigaction reap {};
-  reap.sa_handler = SIG_IGN;
-  sigaction(SIGCHLD, &reap, nullptr);
+  // The kernel's struct sigaction: handler, flags, restorer, mask.
+  const std::array<std::uintptr_t, 4> reap{
+      reinterpret_cast<std::uintptr_t>(SIG_IGN), 0, 0, 0};
+  syscall(SYS_rt_sigaction, SIGCHLD, reap.data(), nullptr, sizeof all);
   const InitReport done = set_up_init(from_cmc, report);
   syscall(SYS_write, report, &done, sizeof done);
   syscall(SYS_close, report);
@@ -178,13 +180,15 @@ int enter_sandbox(int mount_namespace) {
   for (auto pid = static_cast<unsigned>(getpid());
        at == digits.size() || pid != 0; pid /= 10)
     digits[--at] = static_cast<char>('0' + pid % 10);
-  const int fd = ::open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
+  const auto fd = static_cast<int>(syscall(SYS_openat, AT_FDCWD,
+                                           "/proc/sys/kernel/ns_last_pid",
+                                           O_WRONLY | O_CLOEXEC));
   if (fd < 0)
     return errno;
-  const auto length = static_cast<ssize_t>(digits.size() - at);
+  const auto length = static_cast<long>(digits.size() - at);
   const int error =
-      ::write(fd, digits.data() + at, length) == length ? 0 : errno;
-  close(fd);
+      syscall(SYS_write, fd, digits.data() + at, length) == length ? 0 : errno;
+  syscall(SYS_close, fd);
   return error;
 }
 

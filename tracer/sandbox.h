@@ -80,7 +80,8 @@ private:
   UniqueFd init_pidfd_;
 };
 
-// In a child of cmc's (async-signal-safe): joins the sandbox's mount
+// In a child of cmc's (system calls only, see tracee.cc's ChildPlan): joins
+// the sandbox's mount
 // namespace, whose /proc is the target's, and makes the next pid of its
 // PID namespace follow the caller's own, so that what the target starts is
 // numbered the same in every run. Returns 0 or an errno value.

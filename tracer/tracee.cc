@@ -67,7 +67,11 @@ struct ChildFailure {
 };
 
 // Everything the child needs, prepared before fork: after fork only
-// async-signal-safe system calls are allowed (cmc has other threads).
+// async-signal-safe system calls are allowed (cmc has other threads). Those
+// that sanitizers intercept (write, open, close, dup2, prctl, ptrace,
+// sigprocmask, socket, ioctl, _exit) are made with syscall(2): in a
+// sanitizer build the child is a copy of cmc that the sanitizer never saw
+// made, whose locks other threads may hold forever.
 struct ChildPlan {
   const char *program;
   std::vector<char *> argv;
@@ -87,9 +91,9 @@ struct ChildPlan {
 
 [[noreturn]] void child_fail(const ChildPlan &plan, Stage stage, int error) {
   const ChildFailure failure{stage, error};
-  [[maybe_unused]] const ssize_t n =
-      write(plan.report_fd, &failure, sizeof failure);
-  _exit(127);
+  syscall(SYS_write, plan.report_fd, &failure, sizeof failure);
+  syscall(SYS_exit_group, 127);
+  __builtin_unreachable();
 }
 
 // A new mount namespace copies cmc's mounts, and with them their
@@ -108,18 +112,18 @@ void mount_copies(const ChildPlan &plan) {
   // Runs on its own stack in cmc's memory (CLONE_VM | CLONE_VFORK, as
   // posix_spawn does): no page tables are copied, and cmc's thread waits
   // until the exec or the failure.
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
   // Its own process group: a terminal's Ctrl-C reaches cmc, not the target,
   // and cmc can kill everything the target started.
   setpgid(0, 0);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
+  const std::uint64_t none = 0; // the kernel's sigset_t
+  syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, nullptr, sizeof none);
   if (const int error = enter_sandbox(plan.mount_ns); error != 0)
     child_fail(plan, Stage::kSandbox, error);
-  if (dup2(plan.dev_null, STDIN_FILENO) < 0 ||
-      (!plan.show_output && (dup2(plan.output, STDOUT_FILENO) < 0 ||
-                             dup2(plan.output, STDERR_FILENO) < 0)))
+  if (syscall(SYS_dup2, plan.dev_null, STDIN_FILENO) < 0 ||
+      (!plan.show_output &&
+       (syscall(SYS_dup2, plan.output, STDOUT_FILENO) < 0 ||
+        syscall(SYS_dup2, plan.output, STDERR_FILENO) < 0)))
     child_fail(plan, Stage::kDevNull, errno);
   // Nothing cmc inherited reaches the target: it starts with descriptors
   // 0-2 only, as under a service manager. They are closed now, not at the

@@ -496,10 +496,12 @@ TEST_F(Faults, InterruptKillsEveryTargetAndReportsPartialCounts) {
   EXPECT_EQ(json["verdict"], "error");
   EXPECT_EQ(json["error"], "interrupted");
   EXPECT_EQ(json["complete"], false);
-  // Merged in canonical order: SET a from the initial state counts, the
-  // SPIN transition that was in flight does not.
-  EXPECT_EQ(json["distinct_states"], 2) << run.out;
-  EXPECT_EQ(json["transitions"], 1) << run.out;
+  // Merged in canonical order: the SPIN transition, in flight, does not
+  // count; SET a from the initial state counts once its run has ended,
+  // which a slow build (TSan) may not have reached at the interrupt.
+  const int transitions = json["transitions"];
+  EXPECT_LE(transitions, 1) << run.out;
+  EXPECT_EQ(json["distinct_states"], transitions + 1) << run.out;
   EXPECT_NE(run.err.find("interrupted: "), std::string::npos) << run.err;
 }
 
