@@ -92,6 +92,15 @@ Result<Connection> Connection::open(int netns, const sockaddr_storage &address,
   auto diag = open_socket_diag(netns);
   if (!diag)
     return diag.error();
+  // cmc's own end, just connected, must be known: a kernel without
+  // tcp_diag knows no connection at all.
+  auto own = tcp_end(*diag, local, remote);
+  if (!own)
+    return own.error();
+  if (own->closed)
+    return Error{"the kernel does not describe TCP connections (sock_diag; "
+                 "is the tcp_diag module missing?): cmc cannot tell when a "
+                 "message has reached the target"};
   return Connection(std::move(*sock), std::move(*diag), local, remote);
 }
 
