@@ -119,7 +119,8 @@ Connection::~Connection() {
   // the socket itself, whoever holds it.
   sockaddr unspecified{};
   unspecified.sa_family = AF_UNSPEC;
-  connect(socket_.get(), &unspecified, sizeof unspecified);
+  [[maybe_unused]] const int disconnected =
+      connect(socket_.get(), &unspecified, sizeof unspecified);
 }
 
 void Connection::close() { shutdown(socket_.get(), SHUT_WR); }

@@ -30,8 +30,9 @@ struct Request {
   inet_diag_req_v2 body;
 };
 
-// The port and address of address, into a socket id's.
-void put(const sockaddr_storage &address, __be16 &port, __be32 (&words)[4]) {
+// The port and address of address, into a socket id's (the address as
+// the four words of an IPv6 one, or the first of them).
+void put(const sockaddr_storage &address, __be16 &port, void *words) {
   if (address.ss_family == AF_INET6) {
     const auto &in6 = reinterpret_cast<const sockaddr_in6 &>(address);
     port = in6.sin6_port;
@@ -39,7 +40,7 @@ void put(const sockaddr_storage &address, __be16 &port, __be32 (&words)[4]) {
   } else {
     const auto &in4 = reinterpret_cast<const sockaddr_in &>(address);
     port = in4.sin_port;
-    words[0] = in4.sin_addr.s_addr;
+    std::memcpy(words, &in4.sin_addr, sizeof in4.sin_addr);
   }
 }
 

@@ -196,8 +196,8 @@ Fingerprint TargetRun::fingerprint(std::span<const std::byte> state,
   std::uint64_t connected = 0;
   std::uint64_t closed = 0;
   for (std::size_t i = 0; i < connections_.size(); ++i) {
-    connected |= std::uint64_t{connections_[i].has_value()} << (i % 64);
-    closed |= std::uint64_t{closed_by_server_[i]} << (i % 64);
+    connected |= (connections_[i].has_value() ? 1ULL : 0ULL) << (i % 64);
+    closed |= (closed_by_server_[i] ? 1ULL : 0ULL) << (i % 64);
   }
   return fingerprint_of(
       state, session_->hidden_state() ^ (connected * 0x9e3779b97f4a7c15ULL) ^

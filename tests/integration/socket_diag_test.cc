@@ -45,13 +45,13 @@ protected:
     ASSERT_EQ(listen(listener_.get(), 4), 0);
   }
 
-  UniqueFd open_socket() const {
+  [[nodiscard]] UniqueFd open_socket() const {
     auto sock = socket_in(netns_->fd(), AF_INET, SOCK_STREAM);
     EXPECT_TRUE(sock) << sock.error().message;
     return sock ? std::move(*sock) : UniqueFd();
   }
 
-  UniqueFd connect_client() const {
+  [[nodiscard]] UniqueFd connect_client() const {
     UniqueFd client = open_socket();
     const sockaddr_storage server = local_address(listener_);
     EXPECT_EQ(connect(client.get(), reinterpret_cast<const sockaddr *>(&server),
@@ -61,7 +61,7 @@ protected:
   }
 
   // The server's end of client's connection.
-  TcpEnd server_end(const UniqueFd &client) const {
+  [[nodiscard]] TcpEnd server_end(const UniqueFd &client) const {
     sockaddr_storage server{};
     socklen_t length = sizeof server;
     getpeername(client.get(), reinterpret_cast<sockaddr *>(&server), &length);
@@ -70,7 +70,7 @@ protected:
     return end ? *end : TcpEnd{};
   }
 
-  bool server_end_closed(const UniqueFd &client) const {
+  [[nodiscard]] bool server_end_closed(const UniqueFd &client) const {
     return server_end(client).closed;
   }
 
