@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -49,6 +50,17 @@ int disable_time_wait() {
   return 0;
 }
 
+// For the tests only (CMC_TEST_SLOW_LOOPBACK set): a token bucket on the
+// namespace's loopback (tc, of iproute2) holds packets back and sends them
+// from a timer's softirq, as a loaded kernel's ksoftirqd would: what cmc
+// sends and what the target closes arrive late.
+bool slow_down_loopback() {
+  if (std::getenv("CMC_TEST_SLOW_LOOPBACK") == nullptr)
+    return true;
+  return std::system("ip link set lo mtu 1500 && tc qdisc add dev lo root "
+                     "tbf rate 100kbit burst 1540 latency 500ms") == 0;
+}
+
 int home_network_namespace() {
   thread_local const UniqueFd home(
       ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
@@ -86,6 +98,7 @@ Result<NetworkNamespace> NetworkNamespace::create() {
   int loopback_error = bring_up_loopback();
   if (loopback_error == 0)
     loopback_error = disable_time_wait();
+  const bool slowed = loopback_error != 0 || slow_down_loopback();
   CMC_CHECK(setns(home, CLONE_NEWNET) == 0, "returning to cmc's netns");
   if (!fd.valid())
     return Error{fmt::format("cannot open the new network namespace: {}",
@@ -94,6 +107,10 @@ Result<NetworkNamespace> NetworkNamespace::create() {
     return Error{fmt::format("cannot set up loopback in the target's "
                              "network namespace: {}",
                              std::strerror(loopback_error))};
+  if (!slowed)
+    return Error{"CMC_TEST_SLOW_LOOPBACK: tc could not put a token bucket "
+                 "on the target's loopback (iproute2 and the kernel's tbf "
+                 "are needed)"};
   return NetworkNamespace(std::move(fd));
 }
 
