@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <sys/ioctl.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -138,8 +139,8 @@ Result<void> Connection::send(std::string_view bytes,
       return Error{
           fmt::format("cannot send to the target: {}", std::strerror(errno))};
     }
+    sent_.append(bytes.substr(0, static_cast<std::size_t>(sent)));
     bytes.remove_prefix(static_cast<std::size_t>(sent));
-    sent_ += static_cast<std::uint64_t>(sent);
   }
   // SIOCOUTQNSD counts bytes not yet handed on to loopback.
   int unsent = 0;
@@ -153,12 +154,12 @@ Result<void> Connection::send(std::string_view bytes,
     auto target = tcp_end(diag_, remote_, local_);
     if (!target)
       return target.error();
-    if (target->closed || target->received >= sent_)
+    if (target->closed || target->received >= sent_.size())
       return {};
     if (std::chrono::steady_clock::now() >= end)
       return Error{fmt::format("{} bytes of the message did not reach the "
                                "target within the step timeout",
-                               sent_ - target->received)};
+                               sent_.size() - target->received)};
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 }
@@ -168,6 +169,14 @@ Result<bool> Connection::target_closed() const {
   if (!target)
     return target.error();
   return target->closed;
+}
+
+Result<std::string> Connection::unread() const {
+  auto target = tcp_end(diag_, remote_, local_);
+  if (!target)
+    return target.error();
+  return sent_.substr(sent_.size() -
+                      std::min<std::size_t>(target->unread, sent_.size()));
 }
 
 bool Connection::receive() {

@@ -36,6 +36,10 @@ public:
   // Whether the target has closed its end (or reset it), whether its FIN
   // or reset has reached cmc's end yet or not.
   [[nodiscard]] Result<bool> target_closed() const;
+  // The bytes sent that the target has not read (yet): they wait in its
+  // end's receive queue, accepted or not, and decide what its next read
+  // gets; "" once it has closed its end.
+  [[nodiscard]] Result<std::string> unread() const;
   // Moves what has arrived from the target to the received bytes, without
   // waiting; false once the target has closed its end (an end of file or
   // a reset came).
@@ -65,7 +69,7 @@ private:
   UniqueFd diag_; // sock_diag of the target's namespace (socket_diag.h)
   sockaddr_storage local_{};
   sockaddr_storage remote_{}; // the target's end
-  std::uint64_t sent_ = 0;    // bytes sent on the connection
+  std::string sent_;          // the bytes sent on the connection
   std::string received_;
   bool reset_ = false;
 };

@@ -65,8 +65,10 @@ Request request_for(const sockaddr_storage &at, const sockaddr_storage &peer) {
 TcpEnd end_of(const nlmsghdr &header) {
   const auto *found = static_cast<const inet_diag_msg *>(NLMSG_DATA(&header));
   const int state = found->idiag_state;
-  TcpEnd end{
-      state != kEstablished && state != kSynReceived && state != kCloseWait, 0};
+  const bool open =
+      state == kEstablished || state == kSynReceived || state == kCloseWait;
+  // A listening socket's queue is its backlog, not bytes.
+  TcpEnd end{!open, 0, open ? found->idiag_rqueue : 0};
   auto left =
       static_cast<int>(header.nlmsg_len - NLMSG_LENGTH(sizeof(inet_diag_msg)));
   for (const auto *attribute = reinterpret_cast<const rtattr *>(found + 1);
@@ -111,7 +113,7 @@ Result<TcpEnd> tcp_end(const UniqueFd &diag, const sockaddr_storage &at,
   const auto *error = static_cast<const nlmsgerr *>(NLMSG_DATA(header));
   // The owner reset the connection: its end is gone at once.
   if (error->error == -ENOENT)
-    return TcpEnd{true, 0};
+    return TcpEnd{true, 0, 0};
   return Error{fmt::format("cannot ask the kernel about a connection: {}",
                            std::strerror(-error->error))};
 }

@@ -18,6 +18,8 @@ struct TcpEnd {
   bool closed = false;
   // The bytes it has received in order, read by its owner or not.
   std::uint64_t received = 0;
+  // Of those, the bytes its owner has not read yet (its receive queue).
+  std::uint32_t unread = 0;
 };
 
 // A NETLINK_SOCK_DIAG socket of the network namespace netns (an fd of

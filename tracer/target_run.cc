@@ -160,6 +160,7 @@ Result<TargetRun> TargetRun::start(const TargetSpec &spec,
   run.connections_.resize(spec.client_count());
   run.ends_.resize(spec.client_count());
   run.received_.resize(spec.client_count());
+  run.unread_.resize(spec.client_count());
   run.closed_by_server_.resize(spec.client_count());
   if (spec.clients.empty()) {
     if (auto opened = run.open_connection(0); !opened)
@@ -199,9 +200,16 @@ Fingerprint TargetRun::fingerprint(std::span<const std::byte> state,
     connected |= (connections_[i].has_value() ? 1ULL : 0ULL) << (i % 64);
     closed |= (closed_by_server_[i] ? 1ULL : 0ULL) << (i % 64);
   }
-  return fingerprint_of(
-      state, session_->hidden_state() ^ (connected * 0x9e3779b97f4a7c15ULL) ^
-                 (closed * 0xc2b2ae3d27d4eb4fULL) ^ combined_hash(files));
+  // So do the bytes each client sent that the target has not read: two
+  // states equal but for them differ in what the target reads next.
+  std::uint64_t unread = 0;
+  for (std::size_t i = 0; i < unread_.size(); ++i)
+    if (!unread_[i].empty())
+      unread ^= fingerprint_of(std::as_bytes(std::span(unread_[i])), i + 1).low;
+  return fingerprint_of(state, session_->hidden_state() ^
+                                   (connected * 0x9e3779b97f4a7c15ULL) ^
+                                   (closed * 0xc2b2ae3d27d4eb4fULL) ^
+                                   combined_hash(files) ^ unread);
 }
 
 Result<decoder::ProcessImage>
@@ -350,10 +358,19 @@ void TargetRun::add_last_output(Fault &fault) {
 
 Result<void> TargetRun::collect_replies() {
   const auto end = std::chrono::steady_clock::now() + spec_->step_timeout;
-  for (std::size_t client = 0; client < connections_.size(); ++client)
-    if (connections_[client])
-      if (auto collected = collect_from(client, end); !collected)
-        return collected;
+  for (std::size_t client = 0; client < connections_.size(); ++client) {
+    unread_[client].clear();
+    if (!connections_[client])
+      continue;
+    if (auto collected = collect_from(client, end); !collected)
+      return collected;
+    if (!connections_[client])
+      continue; // the target closed it
+    auto unread = connections_[client]->unread();
+    if (!unread)
+      return unread.error();
+    unread_[client] = std::move(*unread);
+  }
   return {};
 }
 

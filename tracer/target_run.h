@@ -100,7 +100,7 @@ public:
   // The fingerprint of a state read now: its bytes (the region bytes, or
   // the fingerprint of the canonical whole process), its files and the
   // session's hidden state (the virtual clock, deadlines, which clients
-  // are connected).
+  // are connected, the bytes they sent that the target has not read).
   [[nodiscard]] Fingerprint
   fingerprint(std::span<const std::byte> state,
               std::span<const FileDigest> files) const;
@@ -141,7 +141,7 @@ private:
   // show_output).
   void add_last_output(Fault &fault);
   // Waits until everything the target wrote to each client has reached
-  // cmc, and notes the connections it closed.
+  // cmc, and notes the connections it closed and the bytes it left unread.
   [[nodiscard]] Result<void> collect_replies();
   [[nodiscard]] Result<void>
   collect_from(std::size_t client, std::chrono::steady_clock::time_point end);
@@ -166,6 +166,9 @@ private:
   // The target's end of each client's connection, while it is open.
   std::vector<std::optional<TargetSocket>> ends_;
   std::vector<bool> closed_by_server_;
+  // By client, the bytes it sent that the target had not read when the
+  // last step ended (fingerprint()).
+  std::vector<std::string> unread_;
   // Received on connections that ended since the last drain, by client.
   std::vector<std::string> received_;
   StepEffects effects_;

@@ -1,6 +1,7 @@
 // What belongs to a step: tests/integration/targets/replies answers in two
 // small writes (Nagle's algorithm holds the second back), closes the
-// connection after each reply, or never reads.
+// connection after each reply, never reads, or reads again only after a
+// second.
 
 #include <gtest/gtest.h>
 
@@ -87,14 +88,17 @@ TEST_F(Replies, ClosingServerHoldsAndCountsEveryMessage) {
 }
 
 // A server that sleeps before reading: the verdict says the message was
-// never read, and where the target waited.
+// never read, and where the target waited; the bytes waiting in its socket
+// grow with every message, so the search ends only at its bound.
 TEST_F(Replies, AMessageNeverReadIsInTheVerdict) {
   const Outcome run =
       run_cmc({"check", "-q", "-m", "x\\n", "--region", "cmc_state",
                "--max-depth", "2", "--", target("replies"), "sleep", "7000"});
   ASSERT_EQ(run.status, 0) << run.err;
-  EXPECT_TRUE(run.out.starts_with("holds, but message 1 was never read: the "
-                                  "target waited in clock_nanosleep"))
+  // Each message waits on top of the last: every depth is a new state.
+  EXPECT_TRUE(run.out.starts_with("holds up to depth 2, but message 1 was "
+                                  "never read: the target waited in "
+                                  "clock_nanosleep: 3 distinct states"))
       << run.out;
   EXPECT_NE(run.out.find("checked crashes, exits and hangs only"),
             std::string::npos);
@@ -102,6 +106,25 @@ TEST_F(Replies, AMessageNeverReadIsInTheVerdict) {
       run_cmc(replies_check("sleep", 2, "")).json()["coverage"][0];
   EXPECT_EQ(json["read_whole"], 0);
   EXPECT_EQ(json["waits_in"], "clock_nanosleep");
+}
+
+// A server that reads again only a second after its last read (as ngircd
+// delays a client's commands): a message sent meanwhile waits in the
+// socket. The state after it is not the state before it, though the
+// process is the same: after a tick the target reads both waiting
+// messages at once. Merged, that read was never seen ("holds").
+TEST_F(Replies, BytesLeftUnreadAreState) {
+  const Outcome run =
+      run_cmc({"check", "-q", "--json", "-", "-m", "x", "--tick", "1s",
+               "--max-depth", "4", "--forbid-response", "read 2", "--",
+               target("replies"), "penalty", "7000"});
+  ASSERT_EQ(run.status, 1) << run.err;
+  const auto json = run.json();
+  ASSERT_EQ(json["counterexample"].size(), 4) << run.out;
+  EXPECT_EQ(json["counterexample"][3], nlohmann::json({{"tick", "1s"}}));
+  // The last two messages waited: read in the step of the tick.
+  EXPECT_EQ(json["counterexample"][1]["read"], 0);
+  EXPECT_EQ(json["counterexample"][2]["read"], 0);
 }
 
 } // namespace

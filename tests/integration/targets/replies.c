@@ -6,6 +6,10 @@
  *        until the first is acknowledged (Nagle's algorithm).
  * close: answers "bye N\n" and closes the connection, then accepts again.
  * sleep: accepts, then sleeps for an hour before it reads anything.
+ * penalty: sleeps a second after each read before it reads again (as
+ *        ngircd delays a client's commands): what arrives meanwhile waits
+ *        in the socket for the next read, which takes all of it; answers
+ *        "read N\n", N the bytes that read got.
  */
 #include <netinet/in.h>
 #include <stdio.h>
@@ -42,7 +46,7 @@ static void say(int client, const char *word) {
 
 int main(int argc, char **argv) {
   if (argc != 3) {
-    fputs("usage: replies split|close|sleep PORT\n", stderr);
+    fputs("usage: replies split|close|sleep|penalty PORT\n", stderr);
     return 2;
   }
   const char *mode = argv[1];
@@ -59,6 +63,15 @@ int main(int argc, char **argv) {
     ssize_t got;
     while ((got = read(client, buffer, sizeof buffer)) > 0) {
       ++cmc_state[0];
+      if (strcmp(mode, "penalty") == 0) {
+        char line[32];
+        int length = snprintf(line, sizeof line, "read %zd\n", got);
+        if (write(client, line, (size_t)length) != length)
+          return 1;
+        struct timespec second = {1, 0};
+        nanosleep(&second, NULL);
+        continue;
+      }
       if (strcmp(mode, "close") == 0) {
         say(client, "bye");
         break;
