@@ -12,8 +12,8 @@
 
 #include "bench/bench_targets.h"
 #include "bench/soft_dirty.h"
-#include "tracer/page_map.h"
 #include "decoder/canonical_state.h"
+#include "tracer/page_map.h"
 #include "tracer/process_capture.h"
 #include "tracer/process_executor.h"
 
@@ -97,7 +97,7 @@ std::size_t dirty_pages(const cmc::tracer::Tracee &tracee) {
   if (!maps)
     return 0;
   auto pages = cmc::tracer::writable_pages_with(tracee.pid(), *maps,
-                                               cmc::tracer::kPageSoftDirty);
+                                                cmc::tracer::kPageSoftDirty);
   return pages ? pages->size() : 0;
 }
 

@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "bench/soft_dirty.h"
-#include "tracer/page_map.h"
 #include "bench/stop_call.h"
+#include "tracer/page_map.h"
 
 namespace cmc::bench {
 
@@ -123,12 +123,14 @@ Result<void> PageTracker::arm() {
 }
 
 Result<std::vector<std::uint64_t>>
-PageTracker::written(const tracer::Tracee &tracee, const tracer::SavedPages &saved) {
+PageTracker::written(const tracer::Tracee &tracee,
+                     const tracer::SavedPages &saved) {
   switch (how_) {
   case PageTracking::kCompare:
     return saved.written(tracee, now_);
   case PageTracking::kSoftDirty:
-    return tracer::writable_pages_with(pid_, saved.maps, tracer::kPageSoftDirty);
+    return tracer::writable_pages_with(pid_, saved.maps,
+                                       tracer::kPageSoftDirty);
   case PageTracking::kWriteProtect:
     // Pages of mappings not registered have no protection: each one reads
     // as written.

@@ -47,8 +47,8 @@
 #include "tracer/connection.h"
 #include "tracer/process_capture.h"
 #include "tracer/process_executor.h"
-#include "tracer/saved_pages.h"
 #include "tracer/ptrace_unsafe.h"
+#include "tracer/saved_pages.h"
 
 namespace {
 

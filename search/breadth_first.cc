@@ -128,6 +128,11 @@ private:
   [[nodiscard]] bool taken_before(std::span<const ActionId> path) const;
   void count_coverage(ActionId action, const tracer::Observation &observation);
   void count_cost(const tracer::Observation &observation);
+  void count_snapshots(const tracer::Observation &observation);
+  // A transition taken from a restored snapshot, checked against a replay
+  // of its path on the probe: any difference stops the search.
+  Result<void> check_restore(std::span<const ActionId> path,
+                             const tracer::Observation &observation);
   [[nodiscard]] std::optional<Fingerprint>
   audited_process(const tracer::Observation &observation) const;
   Result<void> add_or_merge(const Fingerprint &fingerprint,
@@ -185,6 +190,7 @@ Search::Search(const ExecutorFactory &factory, std::size_t alphabet_size,
   if (options.state == tracer::StateKind::kProcess ||
       options.state == tracer::StateKind::kRaw)
     probe_->keep_images();
+  probe_->replay_only();
   if (options.audit)
     report_.abstraction.emplace();
 }
@@ -381,6 +387,10 @@ Result<Outcome> Search::merge(const Transition &transition) {
   const tracer::Observation &observation = *result;
   report_.sources.merge(observation.sources);
   count_cost(observation);
+  count_snapshots(observation);
+  if (observation.check_restore)
+    if (Result<void> same = check_restore(transition.path, observation); !same)
+      return same.error();
   if (Result<Outcome> honest = check_replay(transition, observation);
       !honest || *honest != Outcome::kContinue)
     return honest;
@@ -614,6 +624,40 @@ void Search::count_cost(const tracer::Observation &observation) {
   report_.bytes_read += observation.bytes_read;
   report_.bytes_hashed += observation.bytes_hashed;
   ++report_.runs_measured;
+}
+
+void Search::count_snapshots(const tracer::Observation &observation) {
+  SnapshotCounts &counts = report_.snapshots;
+  ++(observation.restored ? counts.restored : counts.replayed);
+  for (const std::string &reason : observation.refusals)
+    ++counts.refusals[reason];
+  counts.memory = std::max(counts.memory, observation.snapshot_bytes);
+}
+
+Result<void> Search::check_restore(std::span<const ActionId> path,
+                                   const tracer::Observation &observation) {
+  ++report_.snapshots.checked;
+  Result<tracer::Observation> replay = probe_->run(path);
+  if (!replay)
+    return replay.error();
+  std::string differs;
+  if (replay->fault.has_value() != observation.fault.has_value() ||
+      (replay->fault &&
+       replay->fault->describe() != observation.fault->describe())) {
+    differs = "how the last step ended";
+  } else if (!observation.fault &&
+             replay->fingerprints.back() != observation.fingerprints.back()) {
+    differs = describe_differences(observation.after, replay->after, layout_);
+    if (differs.empty())
+      differs = "bytes outside the regions (the whole-process fingerprint)";
+  } else if (replay->received.back() != observation.received.back()) {
+    differs = "the replies of the last step";
+  }
+  if (differs.empty())
+    return {};
+  return Error{fmt::format("nondeterminism: {} differs between a run "
+                           "restored from a snapshot and a replay, at {}",
+                           describe_state_after(path), differs)};
 }
 
 std::optional<Fingerprint>

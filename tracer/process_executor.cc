@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "tracer/watchdog.h"
@@ -11,8 +12,17 @@ namespace cmc::tracer {
 ProcessExecutor::ProcessExecutor(std::shared_ptr<const TargetSpec> spec)
     : spec_(std::move(spec)) {}
 
+namespace {
+
+// One restored run in this many is checked against a replay (and the
+// first).
+constexpr std::size_t kCheckEvery = 64;
+
+} // namespace
+
 Result<Observation> ProcessExecutor::run(std::span<const ActionId> path) {
-  auto seen = replay(path);
+  auto seen = spec_->snapshots && !replay_only_ && !keep_images_ ? branch(path)
+                                                                 : replay(path);
   // An interrupt kills targets wherever they are, even before exec: that
   // is the reason for whatever went wrong.
   if (Watchdog::instance().interrupted())
@@ -20,7 +30,23 @@ Result<Observation> ProcessExecutor::run(std::span<const ActionId> path) {
   return seen;
 }
 
-Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
+void ProcessExecutor::set_mask(std::span<const std::size_t> offsets) {
+  mask_.assign(offsets.begin(), offsets.end());
+  forget();
+}
+
+void ProcessExecutor::set_process_mask(
+    std::span<const decoder::Location> mask) {
+  process_mask_.assign(mask.begin(), mask.end());
+  forget();
+}
+
+void ProcessExecutor::forget() {
+  kept_.clear();
+  kept_bytes_ = 0;
+}
+
+Result<TargetRun> ProcessExecutor::start() {
   if (!netns_) {
     auto netns = NetworkNamespace::create();
     if (!netns)
@@ -29,15 +55,89 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
     launch_ = spec_->launch;
     launch_.netns = netns_->fd();
   }
-  auto started = TargetRun::start(*spec_, launch_, located_);
+  return TargetRun::start(*spec_, launch_, located_);
+}
+
+Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
+  auto started = start();
   if (!started)
     return started.error();
-  TargetRun &target = *started;
   Observation seen;
   Reading now;
-  if (auto observed = observe(target, 0, path.size(), seen, now); !observed)
+  if (auto observed = observe(*started, 0, path.size(), seen, now); !observed)
     return observed.error();
-  for (std::size_t step = 0; step < path.size(); ++step) {
+  return take_steps(*started, path, 0, std::move(seen), std::move(now), false);
+}
+
+Result<Observation> ProcessExecutor::branch(std::span<const ActionId> path) {
+  Observation seen;
+  Reading now;
+  std::size_t taken = path.size();
+  while (live_ && taken > 0 &&
+         !kept_.contains(std::vector(path.begin(),
+                                     path.begin() + static_cast<long>(taken))))
+    --taken;
+  if (live_ && kept_.contains(std::vector(
+                   path.begin(), path.begin() + static_cast<long>(taken)))) {
+    auto restored = restore(path, taken, seen, now);
+    if (!restored)
+      return restored.error();
+    if (*restored) {
+      seen.check_restore = restores_++ % kCheckEvery == 0;
+      auto result = take_steps(*live_, path, taken, std::move(seen),
+                               std::move(now), true);
+      if (!result || result->fault)
+        live_.reset();
+      return result;
+    }
+  }
+  std::vector<std::string> refusals = std::move(seen.refusals);
+  seen = Observation{};
+  seen.refusals = std::move(refusals);
+  live_.reset();
+  forget();
+  auto started = start();
+  if (!started)
+    return started.error();
+  live_.emplace(std::move(*started));
+  if (auto observed = observe(*live_, 0, path.size(), seen, now); !observed)
+    return observed.error();
+  if (path.size() == 1)
+    if (auto kept = keep(*live_, path, 0, seen); !kept)
+      return kept.error();
+  auto result =
+      take_steps(*live_, path, 0, std::move(seen), std::move(now), true);
+  if (!result || result->fault)
+    live_.reset();
+  return result;
+}
+
+Result<bool> ProcessExecutor::restore(std::span<const ActionId> path,
+                                      std::size_t taken, Observation &seen,
+                                      Reading &now) {
+  Kept &kept = kept_.at(
+      std::vector(path.begin(), path.begin() + static_cast<long>(taken)));
+  auto refused = kept.snapshot.restore(*live_);
+  if (!refused)
+    return refused.error();
+  if (!refused->empty()) {
+    seen.refusals.push_back(std::move(*refused));
+    return false;
+  }
+  kept.used = ++uses_;
+  seen = kept.seen;
+  seen.restored = true;
+  if (auto observed = observe(*live_, taken, path.size(), seen, now); !observed)
+    return observed.error();
+  return true;
+}
+
+Result<Observation> ProcessExecutor::take_steps(TargetRun &target,
+                                                std::span<const ActionId> path,
+                                                std::size_t taken,
+                                                Observation seen, Reading now,
+                                                bool keep) {
+  for (std::size_t step = taken; step < path.size(); ++step) {
     seen.before = std::move(now.state);
     auto fault = target.step(path[step]);
     if (!fault)
@@ -46,8 +146,12 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
     seen.effects.push_back(target.effects());
     if (!*fault) {
       auto observed = observe(target, step + 1, path.size(), seen, now);
-      if (observed)
+      if (observed) {
+        if (keep && step + 2 == path.size())
+          if (auto kept = this->keep(target, path, step + 1, seen); !kept)
+            return kept.error();
         continue;
+      }
       if (!observed.error().target_gone())
         return observed.error();
       // The target was dying as the step ended: the step ended it.
@@ -58,12 +162,51 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
     seen.fault = **fault;
     seen.fault->step = step;
     seen.sources = target.session().environment().sources();
+    seen.snapshot_bytes = kept_bytes_;
     return seen;
   }
   seen.after = std::move(now.state);
   seen.files_after = std::move(now.files);
   seen.sources = target.session().environment().sources();
+  seen.snapshot_bytes = kept_bytes_;
   return seen;
+}
+
+Result<void> ProcessExecutor::keep(TargetRun &target,
+                                   std::span<const ActionId> path,
+                                   std::size_t taken, Observation &seen) {
+  std::vector<ActionId> prefix(path.begin(),
+                               path.begin() + static_cast<long>(taken));
+  if (kept_.contains(prefix))
+    return {};
+  std::string refused;
+  auto snapshot = Snapshot::save(target, refused);
+  if (!snapshot)
+    return snapshot.error();
+  if (!*snapshot) {
+    seen.refusals.push_back(std::move(refused));
+    return {};
+  }
+  Observation before = seen;
+  before.fingerprints.pop_back();
+  if (!before.states.empty())
+    before.states.pop_back();
+  before.refusals.clear();
+  const std::size_t bytes = (*snapshot)->size();
+  kept_bytes_ += bytes;
+  kept_.emplace(std::move(prefix),
+                Kept{std::move(**snapshot), std::move(before), bytes, ++uses_});
+  evict();
+  return {};
+}
+
+void ProcessExecutor::evict() {
+  while (kept_bytes_ > spec_->snapshot_memory && !kept_.empty()) {
+    const auto oldest = std::ranges::min_element(
+        kept_, {}, [](const auto &entry) { return entry.second.used; });
+    kept_bytes_ -= oldest->second.bytes;
+    kept_.erase(oldest);
+  }
 }
 
 Result<void> ProcessExecutor::observe(const TargetRun &target,

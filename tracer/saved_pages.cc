@@ -11,8 +11,8 @@ namespace {
 // The mapping that holds address, if any.
 const decoder::Mapping *mapping_of(std::span<const decoder::Mapping> maps,
                                    std::uint64_t address) {
-  const auto found = std::ranges::upper_bound(maps, address, {},
-                                              &decoder::Mapping::start);
+  const auto found =
+      std::ranges::upper_bound(maps, address, {}, &decoder::Mapping::start);
   if (found == maps.begin() || std::prev(found)->end <= address)
     return nullptr;
   return &*std::prev(found);

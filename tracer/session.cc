@@ -589,4 +589,15 @@ Result<std::optional<sockaddr_storage>> Session::listen_address() const {
   return std::optional(address);
 }
 
+Session::Saved Session::save() const {
+  return {environment_, threads_, threads_created_, listening_fd_};
+}
+
+void Session::restore(const Saved &saved) {
+  environment_ = saved.environment;
+  threads_ = saved.threads;
+  threads_created_ = saved.threads_created;
+  listening_fd_ = saved.listening_fd;
+}
+
 } // namespace cmc::tracer
