@@ -130,9 +130,13 @@ private:
   void count_cost(const tracer::Observation &observation);
   void count_snapshots(const tracer::Observation &observation);
   // A transition taken from a restored snapshot, checked against a replay
-  // of its path on the probe: any difference stops the search.
-  Result<void> check_restore(std::span<const ActionId> path,
-                             const tracer::Observation &observation);
+  // of its path on the probe: a difference stops the search, unless two
+  // replays differ too (volatile bytes: masked with mask_volatile).
+  Result<Outcome> check_restore(std::span<const ActionId> path,
+                                const tracer::Observation &observation);
+  [[nodiscard]] std::string
+  restore_differs(const tracer::Observation &restored,
+                  const tracer::Observation &replay) const;
   [[nodiscard]] std::optional<Fingerprint>
   audited_process(const tracer::Observation &observation) const;
   Result<void> add_or_merge(const Fingerprint &fingerprint,
@@ -389,8 +393,9 @@ Result<Outcome> Search::merge(const Transition &transition) {
   count_cost(observation);
   count_snapshots(observation);
   if (observation.check_restore)
-    if (Result<void> same = check_restore(transition.path, observation); !same)
-      return same.error();
+    if (Result<Outcome> same = check_restore(transition.path, observation);
+        !same || *same != Outcome::kContinue)
+      return same;
   if (Result<Outcome> honest = check_replay(transition, observation);
       !honest || *honest != Outcome::kContinue)
     return honest;
@@ -634,29 +639,47 @@ void Search::count_snapshots(const tracer::Observation &observation) {
   counts.memory = std::max(counts.memory, observation.snapshot_bytes);
 }
 
-Result<void> Search::check_restore(std::span<const ActionId> path,
-                                   const tracer::Observation &observation) {
+// What differs between a run restored from a snapshot and a replay of the
+// same path: "" when nothing.
+std::string Search::restore_differs(const tracer::Observation &restored,
+                                    const tracer::Observation &replay) const {
+  if (replay.fault.has_value() != restored.fault.has_value() ||
+      (replay.fault && replay.fault->describe() != restored.fault->describe()))
+    return "how the last step ended";
+  if (!restored.fault &&
+      replay.fingerprints.back() != restored.fingerprints.back()) {
+    std::string bytes =
+        describe_differences(restored.after, replay.after, layout_);
+    return bytes.empty()
+               ? "bytes outside the regions (the whole-process fingerprint)"
+               : bytes;
+  }
+  if (replay.received.back() != restored.received.back())
+    return "the replies of the last step";
+  return "";
+}
+
+Result<Outcome> Search::check_restore(std::span<const ActionId> path,
+                                      const tracer::Observation &observation) {
   ++report_.snapshots.checked;
   Result<tracer::Observation> replay = probe_->run(path);
   if (!replay)
     return replay.error();
-  std::string differs;
-  if (replay->fault.has_value() != observation.fault.has_value() ||
-      (replay->fault &&
-       replay->fault->describe() != observation.fault->describe())) {
-    differs = "how the last step ended";
-  } else if (!observation.fault &&
-             replay->fingerprints.back() != observation.fingerprints.back()) {
-    differs = describe_differences(observation.after, replay->after, layout_);
-    if (differs.empty())
-      differs = "bytes outside the regions (the whole-process fingerprint)";
-  } else if (replay->received.back() != observation.received.back()) {
-    differs = "the replies of the last step";
-  }
+  if (restore_differs(observation, *replay).empty())
+    return Outcome::kContinue;
+  // Bytes that differ between two replays are volatile, as in replay
+  // mode: named, or masked with mask_volatile.
+  Result<std::optional<tracer::Observation>> twice = twice_or_mask(path);
+  if (!twice)
+    return twice.error();
+  if (!*twice)
+    return Outcome::kRestart;
+  const std::string differs = restore_differs(observation, **twice);
   if (differs.empty())
-    return {};
+    return Outcome::kContinue;
   return Error{fmt::format("nondeterminism: {} differs between a run "
-                           "restored from a snapshot and a replay, at {}",
+                           "restored from a snapshot and two replays that "
+                           "agree, at {}",
                            describe_state_after(path), differs)};
 }
 

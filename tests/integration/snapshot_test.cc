@@ -113,7 +113,9 @@ TEST_F(Snapshots, ThreadsAreRefusedAndReplayed) {
 }
 
 // A byte that differs per run stops the check as it does in replay mode,
-// named; --mask-volatile masks it and gives replay's answers.
+// named (a restored state keeps its bytes: the run checked against a
+// replay finds it, not the replay of a prefix); --mask-volatile masks it
+// and gives replay's answers.
 TEST_F(Snapshots, VolatileBytesBehaveAsInReplay) {
   const std::vector<std::string> stamped{
       "-m",        "SET a\\n", "-m",    "SET b\\n",    "--region",
@@ -122,8 +124,7 @@ TEST_F(Snapshots, VolatileBytesBehaveAsInReplay) {
                                         "7000"};
   const Outcome run = run_cmc(check("snapshot", stamped, target));
   ASSERT_EQ(run.status, 3) << run.err;
-  EXPECT_NE(run.err.find("nondeterminism: the state after actions [0] "
-                         "differs between two runs at stamp+0"),
+  EXPECT_NE(run.err.find("differs between two runs at stamp+0"),
             std::string::npos)
       << run.err;
   std::vector<std::string> masked = stamped;
