@@ -477,7 +477,8 @@ Result<Session::Next> Session::on_seccomp_stop(Thread &thread) {
   }
   if (call->source)
     environment_.note(*call->source, *regs);
-  SeccompStop stop{tracee_, environment_, *call, *regs, listening_fd_};
+  SeccompStop stop{tracee_, environment_,  *call,
+                   *regs,   listening_fd_, unrestorable_calls_};
   auto action = call->handler(stop);
   if (!action)
     return action.error();

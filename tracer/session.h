@@ -88,6 +88,11 @@ public:
   };
   [[nodiscard]] std::vector<ThreadRegisters> thread_registers() const;
   [[nodiscard]] std::size_t thread_count() const { return threads_.size(); }
+  // How many calls the target made whose effect a snapshot cannot undo
+  // (SeccompStop::unrestorable_calls).
+  [[nodiscard]] std::size_t unrestorable_calls() const {
+    return unrestorable_calls_;
+  }
   // Whether the target listens on a socket cmc saw it listen on.
   [[nodiscard]] bool listens() const { return listening_fd_.has_value(); }
 
@@ -186,6 +191,7 @@ private:
   // The stack where the first crash signal hit (see crashed()).
   std::vector<Frame> crash_backtrace_;
   std::optional<int> listening_fd_;
+  std::size_t unrestorable_calls_ = 0; // SeccompStop::unrestorable_calls
   bool program_fixed_ = false;
   std::map<pid_t, Thread> threads_; // by thread id
   std::size_t threads_created_ = 1;

@@ -84,8 +84,9 @@ Result<Snapshot::Outside> Snapshot::outside(const Tracee &tracee) {
   auto status = tracee.proc_file("status");
   if (!status)
     return status.error();
-  outside.signals = status_lines(*status, {"SigQ:", "SigPnd:", "ShdPnd:",
-                                           "SigBlk:", "SigIgn:", "SigCgt:"});
+  // Not SigQ: it counts the signals queued for the user, any process's.
+  outside.signals = status_lines(
+      *status, {"SigPnd:", "ShdPnd:", "SigBlk:", "SigIgn:", "SigCgt:"});
   outside.umask = status_lines(*status, {"Umask:"});
   const std::string fd_path = fmt::format("/proc/{}/fd", tracee.pid());
   const std::unique_ptr<DIR, int (*)(DIR *)> listing(opendir(fd_path.c_str()),
@@ -157,12 +158,15 @@ Result<std::optional<Snapshot>> Snapshot::save(TargetRun &run,
   snapshot.session_ = run.session().save();
   snapshot.output_ = tracee.output();
   snapshot.connection_events_ = run.connection_events();
+  snapshot.unrestorable_calls_ = run.session().unrestorable_calls();
   return std::optional(std::move(snapshot));
 }
 
 Result<std::string> Snapshot::restore(TargetRun &run) const {
   if (run.connection_events() != connection_events_)
     return std::string("connections");
+  if (run.session().unrestorable_calls() != unrestorable_calls_)
+    return std::string("calls");
   if (std::string why = unrestorable(run); !why.empty())
     return why;
   Tracee &tracee = run.tracee();

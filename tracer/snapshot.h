@@ -20,7 +20,8 @@ namespace cmc::tracer {
 // rest must not have changed in between, and restore() checks that it has
 // not (the mappings, the descriptors and what /proc shows of them, the
 // signal state, the umask, the files it wrote, the connections and their
-// queues) or refuses.
+// queues, the calls of syscall_table.h whose effect cannot be undone:
+// signal handlers, working directory, limits) or refuses.
 class Snapshot {
 public:
   // Saves run's target, stopped at a quiescent point. A state that could
@@ -31,7 +32,7 @@ public:
 
   // Puts run's target (the one saved, quiescent again) back into this
   // state. Returns "" when it did, else why it did not ("connections",
-  // "threads", "mappings", "descriptors", "signals", "umask", "files",
+  // "calls", "threads", "mappings", "descriptors", "signals", "umask", "files",
   // "socket queue", "unsaved page"); the target is then in no known state
   // (a refusal found after writing memory) and must not be used again.
   [[nodiscard]] Result<std::string> restore(TargetRun &run) const;
@@ -63,6 +64,7 @@ private:
   std::string output_;
   std::vector<FileDigest> files_;
   std::size_t connection_events_ = 0;
+  std::size_t unrestorable_calls_ = 0; // Session::unrestorable_calls
 };
 
 } // namespace cmc::tracer

@@ -27,7 +27,9 @@ class Restoring final : public tracer::Executor {
 public:
   Restoring(FakeSystem &system, bool wrong) : system_(system), wrong_(wrong) {}
   Result<tracer::Observation> run(std::span<const ActionId> path) override {
-    Result<tracer::Observation> seen = system_.run(path, {mask_});
+    fake::RunRequest request;
+    request.mask = mask_;
+    Result<tracer::Observation> seen = system_.run(path, request);
     if (!seen || replay_only_ || runs_++ == 0)
       return seen;
     seen->restored = true;
