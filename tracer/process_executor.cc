@@ -72,30 +72,49 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
 Result<Observation> ProcessExecutor::branch(std::span<const ActionId> path) {
   Observation seen;
   Reading now;
-  std::size_t taken = path.size();
-  while (live_ && taken > 0 &&
-         !kept_.contains(std::vector(path.begin(),
-                                     path.begin() + static_cast<long>(taken))))
-    --taken;
-  if (live_ && kept_.contains(std::vector(
-                   path.begin(), path.begin() + static_cast<long>(taken)))) {
-    auto restored = restore(path, taken, seen, now);
-    if (!restored)
-      return restored.error();
-    if (*restored) {
-      seen.check_restore = restores_++ % kCheckEvery == 0;
-      auto result = take_steps(*live_, path, taken, std::move(seen),
-                               std::move(now), true);
-      if (!result || result->fault)
-        live_.reset();
-      return result;
-    }
+  std::size_t taken = 0;
+  bool restored = false;
+  if (Kept *kept = longest_kept(path, taken)) {
+    auto done = restore(*kept, path, taken, seen, now);
+    if (!done)
+      return done.error();
+    restored = *done;
   }
-  std::vector<std::string> refusals = std::move(seen.refusals);
-  seen = Observation{};
-  seen.refusals = std::move(refusals);
+  if (restored) {
+    seen.check_restore = restores_++ % kCheckEvery == 0;
+  } else {
+    taken = 0;
+    if (auto started = start_live(path, seen, now); !started)
+      return started.error();
+  }
+  auto result =
+      take_steps(*live_, path, taken, std::move(seen), std::move(now), true);
+  if (!result || result->fault)
+    live_.reset(); // gone, or in no state known
+  return result;
+}
+
+ProcessExecutor::Kept *
+ProcessExecutor::longest_kept(std::span<const ActionId> path,
+                              std::size_t &taken) {
+  if (!live_)
+    return nullptr;
+  for (taken = path.size() + 1; taken-- > 0;) {
+    const auto found = kept_.find(std::vector(
+        path.begin(), path.begin() + static_cast<std::ptrdiff_t>(taken)));
+    if (found != kept_.end())
+      return &found->second;
+  }
+  return nullptr;
+}
+
+Result<void> ProcessExecutor::start_live(std::span<const ActionId> path,
+                                         Observation &seen, Reading &now) {
   live_.reset();
   forget();
+  Observation fresh;
+  fresh.refusals = std::move(seen.refusals);
+  seen = std::move(fresh);
   auto started = start();
   if (!started)
     return started.error();
@@ -103,20 +122,14 @@ Result<Observation> ProcessExecutor::branch(std::span<const ActionId> path) {
   if (auto observed = observe(*live_, 0, path.size(), seen, now); !observed)
     return observed.error();
   if (path.size() == 1)
-    if (auto kept = keep(*live_, path, 0, seen); !kept)
-      return kept.error();
-  auto result =
-      take_steps(*live_, path, 0, std::move(seen), std::move(now), true);
-  if (!result || result->fault)
-    live_.reset();
-  return result;
+    return keep(*live_, path, 0, seen);
+  return {};
 }
 
-Result<bool> ProcessExecutor::restore(std::span<const ActionId> path,
+Result<bool> ProcessExecutor::restore(Kept &kept,
+                                      std::span<const ActionId> path,
                                       std::size_t taken, Observation &seen,
                                       Reading &now) {
-  Kept &kept = kept_.at(
-      std::vector(path.begin(), path.begin() + static_cast<long>(taken)));
   auto refused = kept.snapshot.restore(*live_);
   if (!refused)
     return refused.error();

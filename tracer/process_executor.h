@@ -56,11 +56,21 @@ private:
   // run() with snapshots: from the longest prefix of path kept, else from
   // a fresh target that becomes the live one.
   [[nodiscard]] Result<Observation> branch(std::span<const ActionId> path);
-  // Restores the state kept for path's first taken steps into the live
-  // target and reads it; nothing, with the reason in seen, when refused.
-  [[nodiscard]] Result<bool> restore(std::span<const ActionId> path,
+  // The state kept for the longest prefix of path (of taken steps), or
+  // nullptr (none, or no live target).
+  [[nodiscard]] Kept *longest_kept(std::span<const ActionId> path,
+                                   std::size_t &taken);
+  // Restores kept, the state after path's first taken steps, into the
+  // live target and reads it into seen and now; false, with the reason in
+  // seen, when refused (the live target is then in no state known).
+  [[nodiscard]] Result<bool> restore(Kept &kept, std::span<const ActionId> path,
                                      std::size_t taken, Observation &seen,
                                      Reading &now);
+  // Replaces the live target with a fresh one in its initial state, read
+  // into seen (whose refusals stay) and now; keeps that state when path's
+  // last step starts from it.
+  [[nodiscard]] Result<void> start_live(std::span<const ActionId> path,
+                                        Observation &seen, Reading &now);
   // Takes path's steps from the first taken on, from the state now (whose
   // observation seen holds); with keep, the state the last step starts
   // from is saved.
