@@ -417,9 +417,9 @@ std::vector<sock_filter> build_program(std::uint32_t default_action,
   require(seccomp_attr_set(filter.ctx, SCMP_FLTATR_ACT_BADARCH,
                            SCMP_ACT_TRACE(kForeignData)),
           "bad-arch action");
-  for (std::uint16_t data = 0; data < kCalls.size(); ++data)
+  for (std::size_t data = 0; data < kCalls.size(); ++data)
     if (kCalls[data].handler != nullptr)
-      add_trap(filter.ctx, data);
+      add_trap(filter.ctx, static_cast<std::uint16_t>(data));
   if (observe_fd >= 0) {
     require(seccomp_rule_add(filter.ctx, SCMP_ACT_ALLOW, SCMP_SYS(execve), 0),
             "execve");
