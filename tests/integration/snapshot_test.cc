@@ -112,6 +112,18 @@ TEST_F(Snapshots, ThreadsAreRefusedAndReplayed) {
   EXPECT_GE(json["snapshots"]["refusals"]["threads"], 1) << json["snapshots"];
 }
 
+// A step that changes a signal handler (kept by the kernel, not in
+// memory) cannot be undone: a restore across it is refused and the path
+// replayed.
+TEST_F(Snapshots, AChangedSignalHandlerIsRefused) {
+  const auto json =
+      same_as_replay({"-m", "SET a\\n", "-m", "HANDLE\\n", "--region",
+                      "cmc_state", "--invariant", "sticky"},
+                     {target("misbehave"), "serve", "7000"}, 0);
+  EXPECT_GE(json["snapshots"]["refusals"]["calls"], 1) << json["snapshots"];
+  EXPECT_GE(json["snapshots"]["restored"], 1) << json["snapshots"];
+}
+
 // A byte that differs per run stops the check as it does in replay mode,
 // named (a restored state keeps its bytes: the run checked against a
 // replay finds it, not the replay of a prefix); --mask-volatile masks it
