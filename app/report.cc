@@ -155,11 +155,13 @@ nlohmann::json snapshots_json(const search::Report &report,
           {"replayed", counts.replayed},
           {"checked", counts.checked},
           {"refusals", counts.refusals},
-          {"memory_bytes", counts.memory}};
+          {"memory_bytes", counts.memory},
+          {"states_kept", counts.kept}};
 }
 
 // "snapshots: 9000 transitions restored, 1240 replayed (120 checked
-// against a replay); refused: 3 mappings; 12 MiB kept (most by a worker)".
+// against a replay); refused: 3 mappings; 12.0 MiB in 200 states kept (the
+// most by a worker)".
 void print_snapshots(std::FILE *out, const search::Report &report,
                      const StepNames &names) {
   if (!names.spec->snapshots)
@@ -170,12 +172,12 @@ void print_snapshots(std::FILE *out, const search::Report &report,
     refusals.push_back(fmt::format("{} {}", count, reason));
   fmt::print(out,
              "snapshots: {} transitions restored, {} replayed ({} checked "
-             "against a replay); refused: {}; {:.1f} MiB kept (most by a "
-             "worker)\n",
+             "against a replay); refused: {}; {:.1f} MiB in {} states kept "
+             "(the most by a worker)\n",
              counts.restored, counts.replayed, counts.checked,
              refusals.empty() ? "none"
                               : fmt::format("{}", fmt::join(refusals, ", ")),
-             static_cast<double>(counts.memory) / (1 << 20));
+             static_cast<double>(counts.memory) / (1 << 20), counts.kept);
 }
 
 nlohmann::json heap_json(const decoder::HeapSummary &heap) {

@@ -636,7 +636,10 @@ void Search::count_snapshots(const tracer::Observation &observation) {
   ++(observation.restored ? counts.restored : counts.replayed);
   for (const std::string &reason : observation.refusals)
     ++counts.refusals[reason];
-  counts.memory = std::max(counts.memory, observation.snapshot_bytes);
+  if (observation.snapshot_bytes > counts.memory) {
+    counts.memory = observation.snapshot_bytes;
+    counts.kept = observation.snapshots_kept;
+  }
 }
 
 // What differs between a run restored from a snapshot and a replay of the

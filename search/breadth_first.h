@@ -83,7 +83,10 @@ struct SnapshotCounts {
   std::size_t checked = 0;  // restored ones checked against a replay
   // States that could not be saved or restored, by reason ("mappings").
   std::map<std::string, std::size_t> refusals;
-  std::size_t memory = 0; // the most bytes of saved states one worker kept
+  // The most bytes of saved states one worker kept, and how many states
+  // they were.
+  std::size_t memory = 0;
+  std::size_t kept = 0;
 };
 
 struct Report {

@@ -134,11 +134,12 @@ struct Observation {
   // whether the search must check it against a replay of the same path
   // (the executor's first restored run and one in 64 after); why states
   // could not be saved or restored in this run; the bytes of the saved
-  // states the executor keeps after it.
+  // states the executor keeps after it, and how many they are.
   bool restored = false;
   bool check_restore = false;
   std::vector<std::string> refusals;
   std::size_t snapshot_bytes = 0;
+  std::size_t snapshots_kept = 0;
 };
 
 // Runs paths on a fresh target each time (stateless replay). The search

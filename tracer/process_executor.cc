@@ -176,12 +176,14 @@ Result<Observation> ProcessExecutor::take_steps(TargetRun &target,
     seen.fault->step = step;
     seen.sources = target.session().environment().sources();
     seen.snapshot_bytes = kept_bytes_;
+    seen.snapshots_kept = kept_.size();
     return seen;
   }
   seen.after = std::move(now.state);
   seen.files_after = std::move(now.files);
   seen.sources = target.session().environment().sources();
   seen.snapshot_bytes = kept_bytes_;
+  seen.snapshots_kept = kept_.size();
   return seen;
 }
 

@@ -75,6 +75,7 @@ TEST_F(Snapshots, SameCountsAsReplayOnKv4) {
     EXPECT_GE(snapshots["checked"], 1) << snapshots;
     EXPECT_EQ(snapshots["refusals"], nlohmann::json::object()) << snapshots;
     EXPECT_GT(snapshots["memory_bytes"], 0) << snapshots;
+    EXPECT_GE(snapshots["states_kept"], 1) << snapshots;
   }
 }
 

@@ -36,6 +36,7 @@ public:
     seen->check_restore = true;
     seen->refusals = {"mappings"};
     seen->snapshot_bytes = 4096 * runs_;
+    seen->snapshots_kept = runs_;
     if (wrong_ && !path.empty()) {
       seen->after.at(0) ^= std::byte{1};
       seen->fingerprints.back() = fingerprint_of(seen->after);
@@ -76,6 +77,7 @@ TEST(Snapshots, CountsHowEachTransitionWasTaken) {
   EXPECT_EQ(counts.refusals,
             (std::map<std::string, std::size_t>{{"mappings", 7}}));
   EXPECT_EQ(counts.memory, 4096U * 8); // the largest: after its 8th run
+  EXPECT_EQ(counts.kept, 8U);
 }
 
 TEST(Snapshots, ARestoreThatDiffersFromReplayStopsTheCheck) {
