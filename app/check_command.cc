@@ -1,6 +1,7 @@
 #include "app/check_command.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -44,6 +45,23 @@ tracer::StateKind state_kind(const CheckOptions &options) {
   return tracer::StateKind::kRegions;
 }
 
+// The bytes of saved states each worker keeps: --snapshot-memory, by
+// default an eighth of the machine's memory shared by one worker per CPU
+// (at most 1 GiB each).
+std::size_t snapshot_memory(const CheckOptions &options) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  if (options.snapshot_memory)
+    return *options.snapshot_memory * kMiB;
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  const std::size_t memory = pages > 0 && page_size > 0
+                                 ? static_cast<std::size_t>(pages) *
+                                       static_cast<std::size_t>(page_size)
+                                 : std::size_t{2048} * kMiB;
+  const unsigned cpus = std::max(1U, std::thread::hardware_concurrency());
+  return std::min(memory / 8 / cpus, 1024 * kMiB);
+}
+
 std::shared_ptr<const tracer::TargetSpec>
 check_spec(const CheckOptions &options) {
   if (options.target.messages.empty())
@@ -68,6 +86,10 @@ check_spec(const CheckOptions &options) {
   spec->state = state;
   // Every merge of regions is audited against the whole process.
   spec->audit = state == tracer::StateKind::kRegions;
+  spec->snapshots = options.mode == "snapshot";
+  if (options.snapshot_memory && !spec->snapshots)
+    usage("--snapshot-memory needs --mode snapshot");
+  spec->snapshot_memory = snapshot_memory(options);
   return spec;
 }
 
@@ -217,6 +239,21 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
                   "between runs; needs --max-depth). Default: regions with "
                   "--region, else process")
       ->check(CLI::IsMember({"process", "raw", "regions", "path"}));
+  check
+      .add_option("--mode", options.mode,
+                  "How each transition reaches its state: replay (a fresh "
+                  "target replays the path, the default for now) or "
+                  "snapshot (each worker keeps its target alive and the "
+                  "states it saved, restores the longest saved prefix in "
+                  "place and replays only where a state cannot be restored "
+                  "faithfully)")
+      ->check(CLI::IsMember({"replay", "snapshot"}));
+  check
+      .add_option("--snapshot-memory", options.snapshot_memory,
+                  "With --mode snapshot: MiB of saved states per worker "
+                  "(default: an eighth of the memory over the CPUs, at most "
+                  "1024)")
+      ->check(CLI::PositiveNumber);
   check.add_flag("--strict", options.strict,
                  "With --dedup regions: a merge of two states whose whole "
                  "processes differ is an error (exit 3), not a caveat");

@@ -22,10 +22,12 @@ struct CheckOptions {
   std::string json;             // "" none, "-" stdout
   bool quiet = false;
   std::optional<std::size_t> max_ticks;
-  bool once = false;          // each message at most once per path
-  bool mask_volatile = false; // mask bytes that differ between runs
-  std::string dedup;          // --dedup; "" the default for the options
-  bool strict = false;        // a lossy merge of the regions is an error
+  bool once = false;           // each message at most once per path
+  bool mask_volatile = false;  // mask bytes that differ between runs
+  std::string dedup;           // --dedup; "" the default for the options
+  bool strict = false;         // a lossy merge of the regions is an error
+  std::string mode = "replay"; // --mode: replay or snapshot
+  std::optional<std::size_t> snapshot_memory; // MiB per worker
 };
 
 void add_check_options(CLI::App &check, CheckOptions &options);

@@ -147,6 +147,39 @@ nlohmann::json abstraction_json(const search::Report &report,
   return json;
 }
 
+nlohmann::json snapshots_json(const search::Report &report,
+                              const StepNames &names) {
+  const search::SnapshotCounts &counts = report.snapshots;
+  return {{"mode", names.spec->snapshots ? "snapshot" : "replay"},
+          {"restored", counts.restored},
+          {"replayed", counts.replayed},
+          {"checked", counts.checked},
+          {"refusals", counts.refusals},
+          {"memory_bytes", counts.memory},
+          {"states_kept", counts.kept}};
+}
+
+// "snapshots: 9000 transitions restored, 1240 replayed (120 checked
+// against a replay); refused: 3 mappings; 12.0 MiB in 200 states kept (the
+// most by a worker)".
+void print_snapshots(std::FILE *out, const search::Report &report,
+                     const StepNames &names) {
+  if (!names.spec->snapshots)
+    return;
+  const search::SnapshotCounts &counts = report.snapshots;
+  std::vector<std::string> refusals;
+  for (const auto &[reason, count] : counts.refusals)
+    refusals.push_back(fmt::format("{} {}", count, reason));
+  fmt::print(out,
+             "snapshots: {} transitions restored, {} replayed ({} checked "
+             "against a replay); refused: {}; {:.1f} MiB in {} states kept "
+             "(the most by a worker)\n",
+             counts.restored, counts.replayed, counts.checked,
+             refusals.empty() ? "none"
+                              : fmt::format("{}", fmt::join(refusals, ", ")),
+             static_cast<double>(counts.memory) / (1 << 20), counts.kept);
+}
+
 nlohmann::json heap_json(const decoder::HeapSummary &heap) {
   if (heap.allocator.empty())
     return nullptr;
@@ -371,6 +404,7 @@ nlohmann::json report_json(const search::Report &report,
       {"masked", report.masked},
       {"restarts", report.restarts},
       {"coverage", coverage_json(report, names)},
+      {"snapshots", snapshots_json(report, names)},
       {"checked", names.no_property ? "crashes, exits and hangs only"
                                     : "properties, crashes, exits and hangs"},
   };
@@ -516,6 +550,7 @@ void print_report(std::FILE *out, const search::Report &report,
   print_state_settings(out, report, names);
   print_coverage(out, report, names);
   print_sources(out, report.sources);
+  print_snapshots(out, report, names);
   fmt::print(out,
              "{:.2f} s, {:.0f} distinct states/s, {:.0f} transitions/s; "
              "fingerprint collision probability {:.1e}\n",

@@ -13,6 +13,7 @@
 #include "bench/bench_targets.h"
 #include "bench/soft_dirty.h"
 #include "decoder/canonical_state.h"
+#include "tracer/page_map.h"
 #include "tracer/process_capture.h"
 #include "tracer/process_executor.h"
 
@@ -95,8 +96,8 @@ std::size_t dirty_pages(const cmc::tracer::Tracee &tracee) {
   auto maps = tracee.maps();
   if (!maps)
     return 0;
-  auto pages = cmc::bench::writable_pages_with(tracee.pid(), *maps,
-                                               cmc::bench::kPageSoftDirty);
+  auto pages = cmc::tracer::writable_pages_with(tracee.pid(), *maps,
+                                                cmc::tracer::kPageSoftDirty);
   return pages ? pages->size() : 0;
 }
 

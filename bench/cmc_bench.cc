@@ -210,9 +210,14 @@ BENCHMARK(BM_Replay)
     ->UseRealTime();
 
 // The whole check of kv with ten cells (1024 states, 10240 transitions) at
-// -j 1 and -j (all CPUs).
+// -j 1 and -j (all CPUs) (/1/*, /0/*), each transition replayed (/*/0) or
+// taken from a snapshot restored in place (/*/1, --mode snapshot).
 void BM_CheckKv10(benchmark::State &state) {
-  const auto spec = kv_spec("kv10", 'j');
+  auto snapshots =
+      std::make_shared<cmc::tracer::TargetSpec>(*kv_spec("kv10", 'j'));
+  snapshots->snapshots = state.range(1) == 1;
+  const std::shared_ptr<const cmc::tracer::TargetSpec> spec = snapshots;
+  state.SetLabel(spec->snapshots ? "snapshot" : "replay");
   const cmc::search::ExecutorFactory factory = [spec] {
     cmc::tracer::pin_this_thread();
     return std::make_unique<cmc::tracer::ProcessExecutor>(spec);
@@ -244,8 +249,7 @@ void BM_CheckKv10(benchmark::State &state) {
                          benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_CheckKv10)
-    ->Arg(1)
-    ->Arg(0)
+    ->ArgsProduct({{1, 0}, {0, 1}})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();

@@ -6,13 +6,13 @@
 #include <sys/syscall.h>
 
 #include <cerrno>
-#include <cstring>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "bench/soft_dirty.h"
 #include "bench/stop_call.h"
+#include "tracer/page_map.h"
 
 namespace cmc::bench {
 
@@ -123,37 +123,20 @@ Result<void> PageTracker::arm() {
 }
 
 Result<std::vector<std::uint64_t>>
-PageTracker::written(const tracer::Tracee &tracee, const SavedPages &saved) {
+PageTracker::written(const tracer::Tracee &tracee,
+                     const tracer::SavedPages &saved) {
   switch (how_) {
   case PageTracking::kCompare:
-    return compared(tracee, saved);
+    return saved.written(tracee, now_);
   case PageTracking::kSoftDirty:
-    return writable_pages_with(pid_, saved.maps, kPageSoftDirty);
+    return tracer::writable_pages_with(pid_, saved.maps,
+                                       tracer::kPageSoftDirty);
   case PageTracking::kWriteProtect:
     // Pages of mappings not registered have no protection: each one reads
     // as written.
     return scan(kPageIsWpAllowed | kPageIsWritten, false, true);
   }
   return Error{"no such page tracking"};
-}
-
-Result<std::vector<std::uint64_t>>
-PageTracker::compared(const tracer::Tracee &tracee, const SavedPages &saved) {
-  auto present = writable_pages_with(pid_, saved.maps, kPagePresent);
-  if (!present)
-    return present.error();
-  now_.resize(saved.bytes.size());
-  if (auto read = saved.read_now(tracee, now_); !read)
-    return read.error();
-  std::vector<std::uint64_t> pages;
-  for (const std::uint64_t page : *present) {
-    const auto found = saved.offset_of.find(page);
-    if (found == saved.offset_of.end() ||
-        std::memcmp(now_.data() + found->second,
-                    saved.bytes.data() + found->second, kPageSize) != 0)
-      pages.push_back(page);
-  }
-  return pages;
 }
 
 Result<std::vector<std::uint64_t>>
@@ -176,7 +159,7 @@ PageTracker::scan(std::uint64_t categories, bool protect, bool collect) const {
       return Error{"PAGEMAP_SCAN made no progress"};
     for (int i = 0; i < found; ++i)
       for (std::uint64_t page = regions[i].start; page < regions[i].end;
-           page += kPageSize)
+           page += tracer::kPageSize)
         pages.push_back(page);
   }
   return pages;

@@ -7,8 +7,8 @@
 #include <span>
 #include <vector>
 
-#include "bench/saved_pages.h"
 #include "decoder/proc_maps.h"
+#include "tracer/saved_pages.h"
 #include "tracer/tracee.h"
 #include "util/result.h"
 #include "util/unique_fd.h"
@@ -46,15 +46,13 @@ public:
   // they were at arm(), compared with (kCompare: any page in memory now
   // and not saved counts as written).
   [[nodiscard]] Result<std::vector<std::uint64_t>>
-  written(const tracer::Tracee &tracee, const SavedPages &saved);
+  written(const tracer::Tracee &tracee, const tracer::SavedPages &saved);
 
 private:
   PageTracker(PageTracking how, pid_t pid) : how_(how), pid_(pid) {}
   [[nodiscard]] Result<void> watch(tracer::Tracee &tracee,
                                    const user_regs_struct &at_call,
                                    std::span<const decoder::Mapping> maps);
-  [[nodiscard]] Result<std::vector<std::uint64_t>>
-  compared(const tracer::Tracee &tracee, const SavedPages &saved);
   // One PAGEMAP_SCAN over the writable mappings: with protect, it
   // write-protects the matching pages; pages of the categories all set.
   [[nodiscard]] Result<std::vector<std::uint64_t>>

@@ -42,13 +42,13 @@
 
 #include "bench/bench_targets.h"
 #include "bench/page_tracker.h"
-#include "bench/saved_pages.h"
 #include "bench/stop_call.h"
 #include "decoder/canonical_state.h"
 #include "tracer/connection.h"
 #include "tracer/process_capture.h"
 #include "tracer/process_executor.h"
 #include "tracer/ptrace_unsafe.h"
+#include "tracer/saved_pages.h"
 
 namespace {
 
@@ -391,7 +391,7 @@ Result<void> restore_in_place(Quiescent &target,
                               cmc::bench::PageTracker &tracker,
                               Restore &restore) {
   Tracee &tracee = target.tracee();
-  auto saved = cmc::bench::SavedPages::save(tracee);
+  auto saved = cmc::tracer::SavedPages::save(tracee);
   if (!saved)
     return saved.error();
   restore.laps.lap("save");

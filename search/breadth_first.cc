@@ -128,6 +128,15 @@ private:
   [[nodiscard]] bool taken_before(std::span<const ActionId> path) const;
   void count_coverage(ActionId action, const tracer::Observation &observation);
   void count_cost(const tracer::Observation &observation);
+  void count_snapshots(const tracer::Observation &observation);
+  // A transition taken from a restored snapshot, checked against a replay
+  // of its path on the probe: a difference stops the search, unless two
+  // replays differ too (volatile bytes: masked with mask_volatile).
+  Result<Outcome> check_restore(std::span<const ActionId> path,
+                                const tracer::Observation &observation);
+  [[nodiscard]] std::string
+  restore_differs(const tracer::Observation &restored,
+                  const tracer::Observation &replay) const;
   [[nodiscard]] std::optional<Fingerprint>
   audited_process(const tracer::Observation &observation) const;
   Result<void> add_or_merge(const Fingerprint &fingerprint,
@@ -185,6 +194,7 @@ Search::Search(const ExecutorFactory &factory, std::size_t alphabet_size,
   if (options.state == tracer::StateKind::kProcess ||
       options.state == tracer::StateKind::kRaw)
     probe_->keep_images();
+  probe_->replay_only();
   if (options.audit)
     report_.abstraction.emplace();
 }
@@ -381,6 +391,11 @@ Result<Outcome> Search::merge(const Transition &transition) {
   const tracer::Observation &observation = *result;
   report_.sources.merge(observation.sources);
   count_cost(observation);
+  count_snapshots(observation);
+  if (observation.check_restore)
+    if (Result<Outcome> same = check_restore(transition.path, observation);
+        !same || *same != Outcome::kContinue)
+      return same;
   if (Result<Outcome> honest = check_replay(transition, observation);
       !honest || *honest != Outcome::kContinue)
     return honest;
@@ -614,6 +629,61 @@ void Search::count_cost(const tracer::Observation &observation) {
   report_.bytes_read += observation.bytes_read;
   report_.bytes_hashed += observation.bytes_hashed;
   ++report_.runs_measured;
+}
+
+void Search::count_snapshots(const tracer::Observation &observation) {
+  SnapshotCounts &counts = report_.snapshots;
+  ++(observation.restored ? counts.restored : counts.replayed);
+  for (const std::string &reason : observation.refusals)
+    ++counts.refusals[reason];
+  if (observation.snapshot_bytes > counts.memory) {
+    counts.memory = observation.snapshot_bytes;
+    counts.kept = observation.snapshots_kept;
+  }
+}
+
+// What differs between a run restored from a snapshot and a replay of the
+// same path: "" when nothing.
+std::string Search::restore_differs(const tracer::Observation &restored,
+                                    const tracer::Observation &replay) const {
+  if (replay.fault.has_value() != restored.fault.has_value() ||
+      (replay.fault && replay.fault->describe() != restored.fault->describe()))
+    return "how the last step ended";
+  if (!restored.fault &&
+      replay.fingerprints.back() != restored.fingerprints.back()) {
+    std::string bytes =
+        describe_differences(restored.after, replay.after, layout_);
+    return bytes.empty()
+               ? "bytes outside the regions (the whole-process fingerprint)"
+               : bytes;
+  }
+  if (replay.received.back() != restored.received.back())
+    return "the replies of the last step";
+  return "";
+}
+
+Result<Outcome> Search::check_restore(std::span<const ActionId> path,
+                                      const tracer::Observation &observation) {
+  ++report_.snapshots.checked;
+  Result<tracer::Observation> replay = probe_->run(path);
+  if (!replay)
+    return replay.error();
+  if (restore_differs(observation, *replay).empty())
+    return Outcome::kContinue;
+  // Bytes that differ between two replays are volatile, as in replay
+  // mode: named, or masked with mask_volatile.
+  Result<std::optional<tracer::Observation>> twice = twice_or_mask(path);
+  if (!twice)
+    return twice.error();
+  if (!*twice)
+    return Outcome::kRestart;
+  const std::string differs = restore_differs(observation, **twice);
+  if (differs.empty())
+    return Outcome::kContinue;
+  return Error{fmt::format("nondeterminism: {} differs between a run "
+                           "restored from a snapshot and two replays that "
+                           "agree, at {}",
+                           describe_state_after(path), differs)};
 }
 
 std::optional<Fingerprint>

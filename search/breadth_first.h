@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,6 +76,19 @@ struct MessageCoverage {
   std::string waits_in;
 };
 
+// How the transitions were taken (tracer::TargetSpec::snapshots).
+struct SnapshotCounts {
+  std::size_t restored = 0; // from a state an executor saved
+  std::size_t replayed = 0; // from a fresh start
+  std::size_t checked = 0;  // restored ones checked against a replay
+  // States that could not be saved or restored, by reason ("mappings").
+  std::map<std::string, std::size_t> refusals;
+  // The most bytes of saved states one worker kept, and how many states
+  // they were.
+  std::size_t memory = 0;
+  std::size_t kept = 0;
+};
+
 struct Report {
   Verdict verdict = Verdict::kHolds;
   bool complete = true;     // false when max_depth or max_states cut the search
@@ -112,6 +126,7 @@ struct Report {
   std::size_t bytes_read = 0;
   std::size_t bytes_hashed = 0;
   std::size_t runs_measured = 0;
+  SnapshotCounts snapshots;
 };
 
 // Makes one executor per worker thread, plus one for the calling thread's

@@ -129,6 +129,17 @@ struct Observation {
   decoder::HeapSummary heap;
   std::size_t bytes_read = 0;
   std::size_t bytes_hashed = 0;
+  // With snapshots (TargetSpec::snapshots): whether the run restored a
+  // state it had saved instead of replaying from a fresh start, and
+  // whether the search must check it against a replay of the same path
+  // (the executor's first restored run and one in 64 after); why states
+  // could not be saved or restored in this run; the bytes of the saved
+  // states the executor keeps after it, and how many they are.
+  bool restored = false;
+  bool check_restore = false;
+  std::vector<std::string> refusals;
+  std::size_t snapshot_bytes = 0;
+  std::size_t snapshots_kept = 0;
 };
 
 // Runs paths on a fresh target each time (stateless replay). The search
@@ -164,6 +175,9 @@ public:
   }
   // Asks later runs to fill Observation::images. Optional.
   virtual void keep_images() {}
+  // Makes later runs replay every path from a fresh start, snapshots or
+  // not (the runs that check the others). Optional.
+  virtual void replay_only() {}
 };
 
 } // namespace cmc::tracer

@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "tracer/watchdog.h"
@@ -11,8 +12,17 @@ namespace cmc::tracer {
 ProcessExecutor::ProcessExecutor(std::shared_ptr<const TargetSpec> spec)
     : spec_(std::move(spec)) {}
 
+namespace {
+
+// One restored run in this many is checked against a replay (and the
+// first).
+constexpr std::size_t kCheckEvery = 64;
+
+} // namespace
+
 Result<Observation> ProcessExecutor::run(std::span<const ActionId> path) {
-  auto seen = replay(path);
+  auto seen = spec_->snapshots && !replay_only_ && !keep_images_ ? branch(path)
+                                                                 : replay(path);
   // An interrupt kills targets wherever they are, even before exec: that
   // is the reason for whatever went wrong.
   if (Watchdog::instance().interrupted())
@@ -20,7 +30,23 @@ Result<Observation> ProcessExecutor::run(std::span<const ActionId> path) {
   return seen;
 }
 
-Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
+void ProcessExecutor::set_mask(std::span<const std::size_t> offsets) {
+  mask_.assign(offsets.begin(), offsets.end());
+  forget();
+}
+
+void ProcessExecutor::set_process_mask(
+    std::span<const decoder::Location> mask) {
+  process_mask_.assign(mask.begin(), mask.end());
+  forget();
+}
+
+void ProcessExecutor::forget() {
+  kept_.clear();
+  kept_bytes_ = 0;
+}
+
+Result<TargetRun> ProcessExecutor::start() {
   if (!netns_) {
     auto netns = NetworkNamespace::create();
     if (!netns)
@@ -29,15 +55,102 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
     launch_ = spec_->launch;
     launch_.netns = netns_->fd();
   }
-  auto started = TargetRun::start(*spec_, launch_, located_);
+  return TargetRun::start(*spec_, launch_, located_);
+}
+
+Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
+  auto started = start();
   if (!started)
     return started.error();
-  TargetRun &target = *started;
   Observation seen;
   Reading now;
-  if (auto observed = observe(target, 0, path.size(), seen, now); !observed)
+  if (auto observed = observe(*started, 0, path.size(), seen, now); !observed)
     return observed.error();
-  for (std::size_t step = 0; step < path.size(); ++step) {
+  return take_steps(*started, path, 0, std::move(seen), std::move(now), false);
+}
+
+Result<Observation> ProcessExecutor::branch(std::span<const ActionId> path) {
+  Observation seen;
+  Reading now;
+  std::size_t taken = 0;
+  bool restored = false;
+  if (Kept *kept = longest_kept(path, taken)) {
+    auto done = restore(*kept, path, taken, seen, now);
+    if (!done)
+      return done.error();
+    restored = *done;
+  }
+  if (restored) {
+    seen.check_restore = restores_++ % kCheckEvery == 0;
+  } else {
+    taken = 0;
+    if (auto started = start_live(path, seen, now); !started)
+      return started.error();
+  }
+  auto result =
+      take_steps(*live_, path, taken, std::move(seen), std::move(now), true);
+  if (!result || result->fault)
+    live_.reset(); // gone, or in no state known
+  return result;
+}
+
+ProcessExecutor::Kept *
+ProcessExecutor::longest_kept(std::span<const ActionId> path,
+                              std::size_t &taken) {
+  if (!live_)
+    return nullptr;
+  for (taken = path.size() + 1; taken-- > 0;) {
+    const auto found = kept_.find(std::vector(
+        path.begin(), path.begin() + static_cast<std::ptrdiff_t>(taken)));
+    if (found != kept_.end())
+      return &found->second;
+  }
+  return nullptr;
+}
+
+Result<void> ProcessExecutor::start_live(std::span<const ActionId> path,
+                                         Observation &seen, Reading &now) {
+  live_.reset();
+  forget();
+  Observation fresh;
+  fresh.refusals = std::move(seen.refusals);
+  seen = std::move(fresh);
+  auto started = start();
+  if (!started)
+    return started.error();
+  live_.emplace(std::move(*started));
+  if (auto observed = observe(*live_, 0, path.size(), seen, now); !observed)
+    return observed.error();
+  if (path.size() == 1)
+    return keep(*live_, path, 0, seen);
+  return {};
+}
+
+Result<bool> ProcessExecutor::restore(Kept &kept,
+                                      std::span<const ActionId> path,
+                                      std::size_t taken, Observation &seen,
+                                      Reading &now) {
+  auto refused = kept.snapshot.restore(*live_);
+  if (!refused)
+    return refused.error();
+  if (!refused->empty()) {
+    seen.refusals.push_back(std::move(*refused));
+    return false;
+  }
+  kept.used = ++uses_;
+  seen = kept.seen;
+  seen.restored = true;
+  if (auto observed = observe(*live_, taken, path.size(), seen, now); !observed)
+    return observed.error();
+  return true;
+}
+
+Result<Observation> ProcessExecutor::take_steps(TargetRun &target,
+                                                std::span<const ActionId> path,
+                                                std::size_t taken,
+                                                Observation seen, Reading now,
+                                                bool keep) {
+  for (std::size_t step = taken; step < path.size(); ++step) {
     seen.before = std::move(now.state);
     auto fault = target.step(path[step]);
     if (!fault)
@@ -46,8 +159,12 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
     seen.effects.push_back(target.effects());
     if (!*fault) {
       auto observed = observe(target, step + 1, path.size(), seen, now);
-      if (observed)
+      if (observed) {
+        if (keep && step + 2 == path.size())
+          if (auto kept = this->keep(target, path, step + 1, seen); !kept)
+            return kept.error();
         continue;
+      }
       if (!observed.error().target_gone())
         return observed.error();
       // The target was dying as the step ended: the step ended it.
@@ -58,12 +175,53 @@ Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
     seen.fault = **fault;
     seen.fault->step = step;
     seen.sources = target.session().environment().sources();
+    seen.snapshot_bytes = kept_bytes_;
+    seen.snapshots_kept = kept_.size();
     return seen;
   }
   seen.after = std::move(now.state);
   seen.files_after = std::move(now.files);
   seen.sources = target.session().environment().sources();
+  seen.snapshot_bytes = kept_bytes_;
+  seen.snapshots_kept = kept_.size();
   return seen;
+}
+
+Result<void> ProcessExecutor::keep(TargetRun &target,
+                                   std::span<const ActionId> path,
+                                   std::size_t taken, Observation &seen) {
+  std::vector<ActionId> prefix(path.begin(),
+                               path.begin() + static_cast<long>(taken));
+  if (kept_.contains(prefix))
+    return {};
+  std::string refused;
+  auto snapshot = Snapshot::save(target, refused);
+  if (!snapshot)
+    return snapshot.error();
+  if (!*snapshot) {
+    seen.refusals.push_back(std::move(refused));
+    return {};
+  }
+  Observation before = seen;
+  before.fingerprints.pop_back();
+  if (!before.states.empty())
+    before.states.pop_back();
+  before.refusals.clear();
+  const std::size_t bytes = (*snapshot)->size();
+  kept_bytes_ += bytes;
+  kept_.emplace(std::move(prefix),
+                Kept{std::move(**snapshot), std::move(before), bytes, ++uses_});
+  evict();
+  return {};
+}
+
+void ProcessExecutor::evict() {
+  while (kept_bytes_ > spec_->snapshot_memory && !kept_.empty()) {
+    const auto oldest = std::ranges::min_element(
+        kept_, {}, [](const auto &entry) { return entry.second.used; });
+    kept_bytes_ -= oldest->second.bytes;
+    kept_.erase(oldest);
+  }
 }
 
 Result<void> ProcessExecutor::observe(const TargetRun &target,

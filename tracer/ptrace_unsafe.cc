@@ -1,9 +1,11 @@
 #include "tracer/ptrace_unsafe.h"
 
+#include <elf.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,6 +65,26 @@ Result<user_regs_struct> registers(pid_t pid) {
 Result<void> set_registers(pid_t pid, const user_regs_struct &regs) {
   if (ptrace(PTRACE_SETREGS, pid, nullptr, &regs) != 0)
     return errno_error("PTRACE_SETREGS", pid);
+  return {};
+}
+
+Result<std::vector<std::byte>> extended_registers(pid_t pid) {
+  // Larger than any XSAVE area of today (AMX's is 11 KiB); the kernel
+  // shortens iov_len to the area's size.
+  std::vector<std::byte> area(16384);
+  iovec io{area.data(), area.size()};
+  if (ptrace(PTRACE_GETREGSET, pid, NT_X86_XSTATE, &io) != 0)
+    return errno_error("PTRACE_GETREGSET NT_X86_XSTATE", pid);
+  area.resize(io.iov_len);
+  return area;
+}
+
+Result<void> set_extended_registers(pid_t pid,
+                                    std::span<const std::byte> area) {
+  std::vector<std::byte> copy(area.begin(), area.end());
+  iovec io{copy.data(), copy.size()};
+  if (ptrace(PTRACE_SETREGSET, pid, NT_X86_XSTATE, &io) != 0)
+    return errno_error("PTRACE_SETREGSET NT_X86_XSTATE", pid);
   return {};
 }
 

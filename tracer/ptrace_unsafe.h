@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "tracer/wait_status.h"
 #include "util/result.h"
@@ -39,6 +40,11 @@ void resume(pid_t pid, int signal, bool to_syscall_stop);
 [[nodiscard]] Result<user_regs_struct> registers(pid_t pid);
 [[nodiscard]] Result<void> set_registers(pid_t pid,
                                          const user_regs_struct &regs);
+// The XSAVE area (PTRACE_GETREGSET NT_X86_XSTATE): the x87, SSE and AVX
+// registers, as long as this CPU's is.
+[[nodiscard]] Result<std::vector<std::byte>> extended_registers(pid_t pid);
+[[nodiscard]] Result<void>
+set_extended_registers(pid_t pid, std::span<const std::byte> area);
 // Whether tid is still in a ptrace stop. Only a SIGKILL ends a stop that
 // cmc has not: its whole process dies, or another of its threads called
 // execve; the thread's end then comes from waitpid.

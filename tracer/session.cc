@@ -477,7 +477,8 @@ Result<Session::Next> Session::on_seccomp_stop(Thread &thread) {
   }
   if (call->source)
     environment_.note(*call->source, *regs);
-  SeccompStop stop{tracee_, environment_, *call, *regs, listening_fd_};
+  SeccompStop stop{tracee_, environment_,  *call,
+                   *regs,   listening_fd_, unrestorable_calls_};
   auto action = call->handler(stop);
   if (!action)
     return action.error();
@@ -587,6 +588,17 @@ Result<std::optional<sockaddr_storage>> Session::listen_address() const {
                  "connects to TCP servers only for now"};
   }
   return std::optional(address);
+}
+
+Session::Saved Session::save() const {
+  return {environment_, threads_, threads_created_, listening_fd_};
+}
+
+void Session::restore(const Saved &saved) {
+  environment_ = saved.environment;
+  threads_ = saved.threads;
+  threads_created_ = saved.threads_created;
+  listening_fd_ = saved.listening_fd;
 }
 
 } // namespace cmc::tracer

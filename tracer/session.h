@@ -87,6 +87,21 @@ public:
     user_regs_struct registers{};
   };
   [[nodiscard]] std::vector<ThreadRegisters> thread_registers() const;
+  [[nodiscard]] std::size_t thread_count() const { return threads_.size(); }
+  // How many calls the target made whose effect a snapshot cannot undo
+  // (SeccompStop::unrestorable_calls).
+  [[nodiscard]] std::size_t unrestorable_calls() const {
+    return unrestorable_calls_;
+  }
+  // Whether the target listens on a socket cmc saw it listen on.
+  [[nodiscard]] bool listens() const { return listening_fd_.has_value(); }
+
+  // What a step changes of the session, as values: a snapshot of a
+  // quiescent target (tracer/snapshot.h) puts it back with the target's
+  // memory and registers.
+  struct Saved;
+  [[nodiscard]] Saved save() const;
+  void restore(const Saved &saved);
 
 private:
   // The call a quiescent thread is stopped in.
@@ -176,10 +191,18 @@ private:
   // The stack where the first crash signal hit (see crashed()).
   std::vector<Frame> crash_backtrace_;
   std::optional<int> listening_fd_;
+  std::size_t unrestorable_calls_ = 0; // SeccompStop::unrestorable_calls
   bool program_fixed_ = false;
   std::map<pid_t, Thread> threads_; // by thread id
   std::size_t threads_created_ = 1;
   SyscallWatcher *watcher_ = nullptr;
+};
+
+struct Session::Saved {
+  Environment environment{0};
+  std::map<pid_t, Thread> threads;
+  std::size_t threads_created = 0;
+  std::optional<int> listening_fd;
 };
 
 } // namespace cmc::tracer

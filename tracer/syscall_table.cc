@@ -26,6 +26,13 @@ namespace {
 
 Result<Action> pass_through(SeccompStop & /*stop*/) { return Action::run(); }
 
+// A call whose effect on the kernel's side of the target a snapshot
+// cannot undo: noted, then run.
+Result<Action> unrestorable(SeccompStop &stop) {
+  ++stop.unrestorable_calls;
+  return Action::run();
+}
+
 // A call that would bypass the tracer (rseq, io_uring) fails as on a kernel
 // without it; programs then fall back to plain system calls.
 Result<Action> refuse_enosys(SeccompStop & /*stop*/) {
@@ -219,7 +226,8 @@ constexpr auto kCalls = std::to_array<Syscall>({
      {},
      {{{0, 1}}}},
     {"rmdir", SYS_rmdir, "s", on_write_path, {}, {}, {}, -1, {}, {{{-1, 0}}}},
-    {"chdir", SYS_chdir, "s"},
+    {"chdir", SYS_chdir, "s", unrestorable},
+    {"fchdir", SYS_fchdir, "d", unrestorable},
     {"readlink", SYS_readlink, "sou"},
     {"eventfd2", SYS_eventfd2, "ux"},
     {"pipe2", SYS_pipe2, "px"},
@@ -337,14 +345,16 @@ constexpr auto kCalls = std::to_array<Syscall>({
     {"brk", SYS_brk, "p"},
     {"madvise", SYS_madvise, "pud"},
     // Processes, threads and signals.
-    {"rt_sigaction", SYS_rt_sigaction, "dppu"},
+    {"rt_sigaction", SYS_rt_sigaction, "dppu", unrestorable},
+    {"sigaltstack", SYS_sigaltstack, "pp", unrestorable},
     {"rt_sigprocmask", SYS_rt_sigprocmask, "dppu"},
     {"getpid", SYS_getpid, ""},
     {"gettid", SYS_gettid, ""},
     {"getuid", SYS_getuid, ""},
     {"geteuid", SYS_geteuid, ""},
     {"uname", SYS_uname, "p"},
-    {"prlimit64", SYS_prlimit64, "ddpp"},
+    {"prlimit64", SYS_prlimit64, "ddpp", unrestorable},
+    {"setrlimit", SYS_setrlimit, "dp", unrestorable},
     {"exit", SYS_exit, "d"},
     {"exit_group", SYS_exit_group, "d"},
     {"kill", SYS_kill, "dd"},
@@ -355,6 +365,7 @@ constexpr auto kCalls = std::to_array<Syscall>({
     {"io_uring_setup", SYS_io_uring_setup, {}, refuse_enosys, Source::kIoUring},
     {"arch_prctl", SYS_arch_prctl, "xp"},
     {"prctl", SYS_prctl, "dxxxx"},
+    {"personality", SYS_personality, "x", unrestorable},
 });
 // The rows of the calls that are not in the table, under observing_program,
 // and of the calls of a foreign ABI (int 0x80 from x86-64, x32).
@@ -406,9 +417,9 @@ std::vector<sock_filter> build_program(std::uint32_t default_action,
   require(seccomp_attr_set(filter.ctx, SCMP_FLTATR_ACT_BADARCH,
                            SCMP_ACT_TRACE(kForeignData)),
           "bad-arch action");
-  for (std::uint16_t data = 0; data < kCalls.size(); ++data)
+  for (std::size_t data = 0; data < kCalls.size(); ++data)
     if (kCalls[data].handler != nullptr)
-      add_trap(filter.ctx, data);
+      add_trap(filter.ctx, static_cast<std::uint16_t>(data));
   if (observe_fd >= 0) {
     require(seccomp_rule_add(filter.ctx, SCMP_ACT_ALLOW, SCMP_SYS(execve), 0),
             "execve");

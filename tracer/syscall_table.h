@@ -76,6 +76,10 @@ struct SeccompStop {
   const user_regs_struct &regs;
   // The socket the target listens on, which listen() sets.
   std::optional<int> &listening_fd;
+  // Calls so far that changed what the kernel keeps of the target and a
+  // snapshot cannot put back (tracer/snapshot.h): signal handlers, the
+  // working directory, limits.
+  std::size_t &unrestorable_calls;
 
   // The call's arguments, in x86-64 order.
   [[nodiscard]] std::array<std::uint64_t, 6> args() const {

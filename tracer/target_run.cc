@@ -258,6 +258,24 @@ void TargetRun::end_connection(std::size_t client) {
   ends_[client].reset();
 }
 
+std::size_t TargetRun::open_connections() const {
+  return static_cast<std::size_t>(
+      std::ranges::count_if(connections_, [](const auto &connection) {
+        return connection.has_value();
+      }));
+}
+
+bool TargetRun::connections_idle() {
+  for (std::size_t client = 0; client < connections_.size(); ++client) {
+    if (!connections_[client])
+      continue;
+    const auto end = ends_[client]->find(*tracee_);
+    if (!end || unread_bytes(*end) != 0 || unacknowledged_bytes(*end) != 0)
+      return false;
+  }
+  return true;
+}
+
 Result<std::optional<Fault>> TargetRun::connect(std::size_t client) {
   if (connections_[client])
     return std::optional<Fault>();

@@ -63,6 +63,11 @@ struct TargetSpec {
   // too, for Observation::process_after.
   StateKind state = StateKind::kProcess;
   bool audit = false;
+  // Each worker keeps one live target and the states it reached
+  // (Snapshot), up to snapshot_memory bytes, and takes a path from the
+  // longest prefix it kept instead of replaying it (--mode snapshot).
+  bool snapshots = false;
+  std::size_t snapshot_memory = std::size_t{256} << 20;
 };
 
 // Where the regions are in one run of the target.
@@ -128,6 +133,16 @@ public:
   [[nodiscard]] Tracee &tracee() { return *tracee_; }
   [[nodiscard]] const Tracee &tracee() const { return *tracee_; }
   [[nodiscard]] const Session &session() const { return *session_; }
+  [[nodiscard]] Session &session() { return *session_; }
+  // Connections opened and ended so far: while it stays the same, the
+  // target's connections are the same sockets.
+  [[nodiscard]] std::size_t connection_events() const {
+    return opened_ + closed_.size();
+  }
+  // The connections open now, and whether each is idle: accepted, and
+  // nothing the target has not read or cmc has not acknowledged queued.
+  [[nodiscard]] std::size_t open_connections() const;
+  [[nodiscard]] bool connections_idle();
 
 private:
   TargetRun(const TargetSpec &spec, std::unique_ptr<Tracee> tracee);

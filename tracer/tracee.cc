@@ -409,6 +409,14 @@ Result<void> Tracee::set_registers(const user_regs_struct &regs) {
   return sys::set_registers(focus_, regs);
 }
 
+Result<std::vector<std::byte>> Tracee::extended_registers() const {
+  return sys::extended_registers(focus_);
+}
+
+Result<void> Tracee::set_extended_registers(std::span<const std::byte> area) {
+  return sys::set_extended_registers(focus_, area);
+}
+
 Result<siginfo_t> Tracee::signal_info() const {
   return sys::signal_info(focus_);
 }

@@ -92,6 +92,10 @@ public:
   [[nodiscard]] Result<bool> at_syscall_exit() const;
   [[nodiscard]] Result<user_regs_struct> registers() const;
   [[nodiscard]] Result<void> set_registers(const user_regs_struct &regs);
+  // The focused thread's x87, SSE and AVX registers (its XSAVE area).
+  [[nodiscard]] Result<std::vector<std::byte>> extended_registers() const;
+  [[nodiscard]] Result<void>
+  set_extended_registers(std::span<const std::byte> area);
   [[nodiscard]] Result<unsigned long> event_message() const;
   [[nodiscard]] Result<siginfo_t> signal_info() const;
   // Writes bytes to writable memory of the target.
@@ -135,6 +139,8 @@ public:
     drain_output();
     return output_tail_;
   }
+  // Puts back a tail output() returned (a restored snapshot's).
+  void restore_output(std::string tail) { output_tail_ = std::move(tail); }
   // The files the target may write: its working directory and copies.
   [[nodiscard]] const RunFiles &files() const { return *files_; }
   // Whether the target is known to have ended (it has been reaped).

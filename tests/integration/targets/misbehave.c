@@ -16,6 +16,8 @@
  * lines might check); mode serve only serves; mode peer keeps the port of
  * its client's end in peer_port (as servers that log their clients do).
  * "EXEC\n" executes this program again, serving on the next port.
+ * "HANDLE\n" installs a handler of SIGUSR1 (a change only the kernel
+ * keeps).
  * Mode churn: every message first starts threads that end on their own
  * (four joined, four detached, each reading the clock and taking a lock);
  * before "QUIT\n", "CRASH\n" or "SPIN\n" it also starts threads that read
@@ -148,7 +150,11 @@ static void churn(const char *line) {
   }
 }
 
+static void on_usr1(int signal) { (void)signal; }
+
 static void handle(const char *line) {
+  if (strcmp(line, "HANDLE") == 0)
+    signal(SIGUSR1, on_usr1);
   if (strcmp(line, "EXEC") == 0) {
     char port[16];
     snprintf(port, sizeof port, "%d", atoi(self_port) + 1);
