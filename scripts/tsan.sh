@@ -60,13 +60,14 @@ export LD_LIBRARY_PATH=$tbb_prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
 # The search's unit tests (TBB workers on the fake executor), and checks
 # of real targets with two workers (cmc's default here) and the tracer under
-# them: threads, faults, the modes. Not the three churn tests of Threads
-# (targets that start and end threads on every message, 4-16 checks each):
+# them: threads, faults, the modes, snapshots. Not the three churn tests of
+# Threads (targets that start and end threads on every message, 4-16 checks
+# each):
 # under TSan one took 432 s, past CTest's 120 s; test.sh runs them. Nor
 # KvMatrix (kv built eight ways: the ELF reading varies, not cmc's threads;
 # 100 s of CI).
 search='BreadthFirst|StateStore|RecordedStates|MergeAudit|Nondeterminism'
-tracer='Kv|Threads|Faults|Modes|ProcessCapture'
+tracer='Kv|Threads|Faults|Modes|ProcessCapture|Snapshots'
 churn='ThreadsThatStartAndEnd|ATargetEndingWhile|AHungTargetKilledWhile'
 selection=(-R "^($search|$tracer)\\." -E "^Threads\\.($churn)")
 [[ -n ${CMC_TSAN_TESTS:-} ]] && selection=(-R "$CMC_TSAN_TESTS")

@@ -161,9 +161,7 @@ std::string descriptor_kind(std::string_view link, std::string_view workdir) {
   return fmt::format("file {}", link);
 }
 
-Result<std::vector<decoder::DescriptorImage>>
-capture_descriptors(const Tracee &tracee, const SocketOwners &owners,
-                    std::string_view workdir) {
+Result<std::vector<ProcDescriptor>> list_descriptors(const Tracee &tracee) {
   // Names are looked up relative to the two directories: a path from /proc
   // on costs a lookup of the process each time.
   const std::string fd_path = fmt::format("/proc/{}/fd", tracee.pid());
@@ -174,7 +172,7 @@ capture_descriptors(const Tracee &tracee, const SocketOwners &owners,
       open(info_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!listing || !infos.valid())
     return proc_error("cannot open " + fd_path, errno);
-  std::vector<decoder::DescriptorImage> descriptors;
+  std::vector<ProcDescriptor> descriptors;
   std::array<char, 4096> link{};
   while (const dirent *entry = readdir(listing.get())) {
     if (entry->d_name[0] == '.')
@@ -191,12 +189,27 @@ capture_descriptors(const Tracee &tracee, const SocketOwners &owners,
           fmt::format("cannot read the fdinfo of descriptor {} of the "
                       "target: ",
                       entry->d_name));
-    FdInfo fields = parse_fdinfo(*info);
+    descriptors.push_back(
+        {static_cast<int>(number(entry->d_name, 10)),
+         std::string(link.data(), static_cast<std::size_t>(length)),
+         std::move(*info)});
+  }
+  std::ranges::sort(descriptors, {}, &ProcDescriptor::fd);
+  return descriptors;
+}
+
+Result<std::vector<decoder::DescriptorImage>>
+capture_descriptors(const Tracee &tracee, const SocketOwners &owners,
+                    std::string_view workdir) {
+  auto listed = list_descriptors(tracee);
+  if (!listed)
+    return listed.error();
+  std::vector<decoder::DescriptorImage> descriptors;
+  for (const ProcDescriptor &entry : *listed) {
+    FdInfo fields = parse_fdinfo(entry.info);
     decoder::DescriptorImage descriptor;
-    descriptor.fd = static_cast<int>(number(entry->d_name, 10));
-    descriptor.kind = descriptor_kind(
-        std::string_view(link.data(), static_cast<std::size_t>(length)),
-        workdir);
+    descriptor.fd = entry.fd;
+    descriptor.kind = descriptor_kind(entry.link, workdir);
     descriptor.flags = fields.flags;
     descriptor.position = fields.position;
     descriptor.watches = std::move(fields.watches);
@@ -204,7 +217,6 @@ capture_descriptors(const Tracee &tracee, const SocketOwners &owners,
       descriptor.client = client_of(tracee, descriptor.fd, owners);
     descriptors.push_back(std::move(descriptor));
   }
-  std::ranges::sort(descriptors, {}, &decoder::DescriptorImage::fd);
   return descriptors;
 }
 

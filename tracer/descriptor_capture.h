@@ -23,6 +23,20 @@ struct SocketOwners {
 
 class Tracee;
 
+// One open descriptor of the target as /proc shows it: its number, its
+// /proc/PID/fd link ("socket:[123]", "/dev/null") and its fdinfo text.
+struct ProcDescriptor {
+  int fd = 0;
+  std::string link;
+  std::string info;
+  friend bool operator==(const ProcDescriptor &,
+                         const ProcDescriptor &) = default;
+};
+
+// Every open descriptor of the stopped target, by fd.
+[[nodiscard]] Result<std::vector<ProcDescriptor>>
+list_descriptors(const Tracee &tracee);
+
 // The open descriptors of the target, by fd, as /proc/PID/fd and fdinfo
 // show them. A file in workdir (the run's working directory, which differs
 // per run) is named "./" and its path in there.

@@ -1,14 +1,8 @@
 #include "tracer/snapshot.h"
 
-#include <dirent.h>
 #include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <cerrno>
-#include <charconv>
-#include <memory>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -36,17 +30,6 @@ std::string status_lines(std::string_view status,
   return lines;
 }
 
-// The open flags in an fdinfo text (octal), 0 when it shows none.
-unsigned open_flags(std::string_view fdinfo) {
-  const std::size_t at = fdinfo.find("flags:\t");
-  unsigned flags = 0;
-  if (at != std::string_view::npos) {
-    const std::string_view digits = fdinfo.substr(at + 7);
-    std::from_chars(digits.data(), digits.data() + digits.size(), flags, 8);
-  }
-  return flags;
-}
-
 // Whether restore() knows what a descriptor of this kind keeps outside
 // what /proc shows: files (a position; what is written is in the run's
 // files), the write end of a pipe, sockets (checked idle), and epoll,
@@ -55,7 +38,7 @@ bool known_kind(std::string_view link, std::string_view fdinfo) {
   if (link.starts_with("/") || link.starts_with("socket:["))
     return true;
   if (link.starts_with("pipe:["))
-    return (open_flags(fdinfo) & O_ACCMODE) == O_WRONLY;
+    return (parse_fdinfo(fdinfo).flags & O_ACCMODE) == O_WRONLY;
   return link == "anon_inode:[eventpoll]" || link == "anon_inode:[eventfd]" ||
          link == "anon_inode:[timerfd]";
 }
@@ -88,33 +71,10 @@ Result<Snapshot::Outside> Snapshot::outside(const Tracee &tracee) {
   outside.signals = status_lines(
       *status, {"SigPnd:", "ShdPnd:", "SigBlk:", "SigIgn:", "SigCgt:"});
   outside.umask = status_lines(*status, {"Umask:"});
-  const std::string fd_path = fmt::format("/proc/{}/fd", tracee.pid());
-  const std::unique_ptr<DIR, int (*)(DIR *)> listing(opendir(fd_path.c_str()),
-                                                     closedir);
-  if (!listing)
-    return proc_error("cannot open " + fd_path, errno);
-  std::array<char, 4096> link{};
-  while (const dirent *entry = readdir(listing.get())) {
-    if (entry->d_name[0] == '.')
-      continue;
-    const ssize_t length = readlinkat(dirfd(listing.get()), entry->d_name,
-                                      link.data(), link.size());
-    if (length < 0)
-      return proc_error(
-          fmt::format("cannot read descriptor {} of the target", entry->d_name),
-          errno);
-    auto info =
-        tracee.proc_file(fmt::format("fdinfo/{}", entry->d_name).c_str());
-    if (!info)
-      return info.error();
-    Descriptor descriptor;
-    const std::string_view name(entry->d_name);
-    std::from_chars(name.data(), name.data() + name.size(), descriptor.fd);
-    descriptor.link.assign(link.data(), static_cast<std::size_t>(length));
-    descriptor.info = std::move(*info);
-    outside.descriptors.push_back(std::move(descriptor));
-  }
-  std::ranges::sort(outside.descriptors, {}, &Descriptor::fd);
+  auto descriptors = list_descriptors(tracee);
+  if (!descriptors)
+    return descriptors.error();
+  outside.descriptors = std::move(*descriptors);
   return outside;
 }
 
@@ -130,7 +90,7 @@ Result<std::optional<Snapshot>> Snapshot::save(TargetRun &run,
     return outside.error();
   snapshot.outside_ = std::move(*outside);
   std::size_t sockets = 0;
-  for (const Descriptor &descriptor : snapshot.outside_.descriptors) {
+  for (const ProcDescriptor &descriptor : snapshot.outside_.descriptors) {
     if (!known_kind(descriptor.link, descriptor.info)) {
       refused = "descriptor kind";
       return std::optional<Snapshot>();
@@ -213,7 +173,7 @@ Result<std::string> Snapshot::restore(TargetRun &run) const {
 
 std::size_t Snapshot::size() const {
   std::size_t bytes = pages_.size() + output_.size();
-  for (const Descriptor &descriptor : outside_.descriptors)
+  for (const ProcDescriptor &descriptor : outside_.descriptors)
     bytes += descriptor.link.size() + descriptor.info.size();
   return bytes;
 }

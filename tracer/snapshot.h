@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "tracer/descriptor_capture.h"
 #include "tracer/executor.h"
 #include "tracer/saved_pages.h"
 #include "tracer/session.h"
@@ -43,15 +44,9 @@ public:
 private:
   // What the kernel keeps of the target outside its memory and registers,
   // as /proc shows it, for restore() to compare.
-  struct Descriptor {
-    int fd = 0;
-    std::string link; // "socket:[123]", "/dev/null"
-    std::string info; // its fdinfo
-    friend bool operator==(const Descriptor &, const Descriptor &) = default;
-  };
   struct Outside {
-    std::vector<Descriptor> descriptors; // by number
-    std::string signals;                 // the Sig* and ShdPnd lines of status
+    std::vector<ProcDescriptor> descriptors; // by number
+    std::string signals; // the Sig* and ShdPnd lines of status
     std::string umask;
     friend bool operator==(const Outside &, const Outside &) = default;
   };
