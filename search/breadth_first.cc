@@ -12,9 +12,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <tuple>
 
 #include "search/merge_audit.h"
 #include "search/nondeterminism.h"
@@ -565,12 +567,20 @@ Search::twice_or_mask(std::span<const ActionId> prefix) {
   return std::optional<tracer::Observation>();
 }
 
-template <typename T> bool insert_sorted(std::vector<T> &into, const T &item) {
-  const auto at = std::lower_bound(into.begin(), into.end(), item);
+template <typename T, typename Less = std::less<>>
+bool insert_sorted(std::vector<T> &into, const T &item, Less less = {}) {
+  const auto at = std::lower_bound(into.begin(), into.end(), item, less);
   if (at != into.end() && *at == item)
     return false;
   into.insert(at, item);
   return true;
+}
+
+// Locations by piece, then offset: their own order, spelled out, since
+// clang-tidy 14 reads the 0 in the expansion of Location's defaulted <=>
+// as a null pointer (modernize-use-nullptr) wherever it is instantiated.
+bool by_place(const decoder::Location &a, const decoder::Location &b) {
+  return std::tie(a.piece, a.offset) < std::tie(b.piece, b.offset);
 }
 
 bool Search::add_to_mask(const Differing &differing) {
@@ -582,7 +592,7 @@ bool Search::add_to_mask(const Differing &differing) {
   // A masked location reads as zero, but what a location names (a chunk's
   // number) may shift between runs: one already masked is not an error.
   for (const decoder::Location &location : differing.locations)
-    grew = insert_sorted(process_mask_, location) || grew;
+    grew = insert_sorted(process_mask_, location, by_place) || grew;
   if (!grew)
     return false;
   report_.masked.clear();

@@ -74,7 +74,7 @@ Result<std::optional<Fault>> Session::run_until_quiescent() {
   for (const auto &[tid, thread] : threads_)
     if (thread.run == Thread::Run::kHeld)
       return std::optional<Fault>();
-  return std::optional(Fault{Fault::Kind::kDeadlock});
+  return std::optional(Fault{.kind = Fault::Kind::kDeadlock});
 }
 
 Result<std::optional<Fault>> Session::run_until_serving() {
@@ -406,10 +406,10 @@ void Session::ending() {
 
 Fault Session::fault_of(const WaitStatus &status) const {
   if (tracee_.lease().expired())
-    return Fault{Fault::Kind::kHang};
+    return Fault{.kind = Fault::Kind::kHang};
   if (status.exited())
-    return Fault{Fault::Kind::kExit, status.exit_status()};
-  Fault fault{Fault::Kind::kSignal, status.term_signal()};
+    return Fault{.kind = Fault::Kind::kExit, .code = status.exit_status()};
+  Fault fault{.kind = Fault::Kind::kSignal, .code = status.term_signal()};
   fault.backtrace = crash_backtrace_;
   return fault;
 }
