@@ -2,9 +2,10 @@
 # Lint as errors. clang-format (.clang-format) on every C/C++ file of the
 # tree; clang-tidy (.clang-tidy, every warning an error) on the C/C++ files
 # changed since a base commit (the work tree included), with the compile
-# commands of build/ (setup.sh's) or, for the harnesses, build-fuzz/
-# (fuzz.sh's), both configured here. A changed header is tidied through a
-# source file that includes it.
+# commands of build-lint/ (setup.sh's, configured without precompiled
+# headers: clang cannot read the tests' GCC ones) or, for the harnesses,
+# build-fuzz/ (fuzz.sh's), both configured here. A changed header is tidied
+# through a source file that includes it.
 #
 # The base: CMC_LINT_BASE, else the commit in .ci/lint-base. CI runs on a
 # fresh clone of main, which knows no previous landing, and HEAD~1 is one
@@ -19,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${CMC_LINT_BASE:-$(cat .ci/lint-base)}
-builds=(build build-fuzz)
+builds=(build-lint build-fuzz)
 
 if ! git cat-file -e "$base^{tree}" 2>/dev/null; then
   if [[ -z ${CMC_LINT_BASE:-} && $(git rev-parse --is-shallow-repository) == \
@@ -34,7 +35,8 @@ if ! git cat-file -e "$base^{tree}" 2>/dev/null; then
   fi
 fi
 # The packages (clang-format and clang-tidy among them), the compile commands.
-scripts/setup.sh --configure
+CMC_BUILD_DIR=build-lint CMC_CMAKE_FLAGS=-DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON \
+  scripts/setup.sh --configure
 scripts/fuzz.sh --configure
 
 mapfile -d '' all < <(git ls-files -z -- '*.c' '*.cc' '*.h')

@@ -27,10 +27,12 @@ struct Fault {
   std::size_t step = 0; // index in the path of the step in flight
   // The last line the target wrote (escaped, cut short), "" if none or
   // when its output went to the terminal (--show-output).
-  std::string last_output;
+  // (Initialised, as every member, so that designated initializers may
+  // leave them out without GCC's -Wmissing-field-initializers.)
+  std::string last_output{};
   // Killed by a signal the target raised (a crash): the stack of the
   // thread it hit, innermost first, as it was delivered; else empty.
-  std::vector<Frame> backtrace;
+  std::vector<Frame> backtrace{};
 
   // "killed by SIGSEGV", "exited with status 1", "hung (no quiescence ...)".
   [[nodiscard]] std::string describe() const;

@@ -60,7 +60,7 @@ TEST(Once, KvDiamond) {
 TEST(Once, MessagesTakenArePartOfTheState) {
   const auto step = [](const Bytes &state, ActionId action) -> StepOutcome {
     if (action == 0 && state[0] == std::byte{1})
-      return Fault{Fault::Kind::kSignal, SIGSEGV, 0};
+      return Fault{.kind = Fault::Kind::kSignal, .code = SIGSEGV, .step = 0};
     Bytes next = state;
     next[0] = std::byte{1};
     return next;

@@ -281,9 +281,9 @@ TEST(BreadthFirst, ShorterCounterexampleWins) {
     next[0] = static_cast<std::byte>(std::to_integer<int>(state[0]) + 1);
     next[1] = static_cast<std::byte>(action + 1);
     if (next == Bytes{std::byte{3}, std::byte{1}})
-      return Fault{Fault::Kind::kSignal, SIGSEGV, 0};
+      return Fault{.kind = Fault::Kind::kSignal, .code = SIGSEGV, .step = 0};
     if (next == Bytes{std::byte{2}, std::byte{2}} && state[1] == std::byte{3})
-      return Fault{Fault::Kind::kExit, 1, 0};
+      return Fault{.kind = Fault::Kind::kExit, .code = 1, .step = 0};
     return next;
   };
   FakeSystem system(zeros(2), step);
@@ -291,7 +291,7 @@ TEST(BreadthFirst, ShorterCounterexampleWins) {
   ASSERT_TRUE(report.ok()) << error_of(report);
   EXPECT_EQ(report->verdict, Verdict::kViolated);
   EXPECT_EQ(report->counterexample, (std::vector<ActionId>{2, 1}));
-  const Fault exit{Fault::Kind::kExit, 1, 1};
+  const Fault exit{.kind = Fault::Kind::kExit, .code = 1, .step = 1};
   EXPECT_EQ(report->violation, "target " + exit.describe() + " during step 2");
 }
 
@@ -299,7 +299,7 @@ TEST(BreadthFirst, ShorterCounterexampleWins) {
 TEST(BreadthFirst, CrashIsAViolation) {
   const auto step = [](const Bytes &state, ActionId action) -> StepOutcome {
     if (action == 1 && state[0] == std::byte{1})
-      return Fault{Fault::Kind::kSignal, SIGSEGV, 0};
+      return Fault{.kind = Fault::Kind::kSignal, .code = SIGSEGV, .step = 0};
     return set_cell(state, action);
   };
   FakeSystem kv(zeros(2), step);
@@ -307,7 +307,7 @@ TEST(BreadthFirst, CrashIsAViolation) {
   ASSERT_TRUE(report.ok()) << error_of(report);
   EXPECT_EQ(report->verdict, Verdict::kViolated);
   EXPECT_EQ(report->counterexample, (std::vector<ActionId>{0, 1}));
-  const Fault crash{Fault::Kind::kSignal, SIGSEGV, 1};
+  const Fault crash{.kind = Fault::Kind::kSignal, .code = SIGSEGV, .step = 1};
   EXPECT_EQ(report->violation, "target " + crash.describe() + " during step 2");
   // [0] and [1] new, [0, 0] merges, [0, 1] crashes and reaches no state.
   EXPECT_EQ(report->transitions, 4U);
@@ -318,14 +318,14 @@ TEST(BreadthFirst, CrashIsAViolation) {
 TEST(BreadthFirst, FaultOnFirstStepIsAViolation) {
   const auto step = [](const Bytes &, ActionId action) -> StepOutcome {
     if (action == 1)
-      return Fault{Fault::Kind::kHang, 0, 0};
+      return Fault{.kind = Fault::Kind::kHang, .code = 0, .step = 0};
     return zeros(1);
   };
   FakeSystem system(zeros(1), step);
   const Result<Report> report = check(system, 2, cells_layout(1));
   ASSERT_TRUE(report.ok()) << error_of(report);
   EXPECT_EQ(report->counterexample, (std::vector<ActionId>{1}));
-  const Fault hang{Fault::Kind::kHang, 0, 0};
+  const Fault hang{.kind = Fault::Kind::kHang, .code = 0, .step = 0};
   EXPECT_EQ(report->violation, "target " + hang.describe() + " during step 1");
 }
 
@@ -414,12 +414,13 @@ TEST(BreadthFirst, PrefixThatFaultsOnReplayIsNondeterminism) {
   std::atomic<int> calls{0};
   const auto step = [&calls](const Bytes &state, ActionId action) {
     if (++calls == 5)
-      return StepOutcome{Fault{Fault::Kind::kSignal, SIGSEGV, 0}};
+      return StepOutcome{
+          Fault{.kind = Fault::Kind::kSignal, .code = SIGSEGV, .step = 0}};
     return set_cell(state, action);
   };
   FakeSystem kv(zeros(2), step);
   const Result<Report> report = check(kv, 2, cells_layout(2));
-  const Fault crash{Fault::Kind::kSignal, SIGSEGV, 0};
+  const Fault crash{.kind = Fault::Kind::kSignal, .code = SIGSEGV, .step = 0};
   EXPECT_EQ(error_of(report),
             "nondeterminism: replaying actions [0, 1]: target " +
                 crash.describe() +
@@ -516,7 +517,8 @@ namespace cmc::search {
 namespace {
 
 // A clock that only ticks: action 0 moves the one-byte state on by one.
-fake::StepOutcome tick_once(const fake::Bytes &state, tracer::ActionId) {
+fake::StepOutcome tick_once(const fake::Bytes &state,
+                            tracer::ActionId /*action*/) {
   fake::Bytes next = state;
   next.at(0) = static_cast<std::byte>(static_cast<int>(state.at(0)) + 1);
   return next;
