@@ -139,7 +139,8 @@ Result<void> Connection::send(std::string_view bytes,
       return Error{
           fmt::format("cannot send to the target: {}", std::strerror(errno))};
     }
-    sent_.append(bytes.substr(0, static_cast<std::size_t>(sent)));
+    sent_ += static_cast<std::uint64_t>(sent);
+    unread_.append(bytes.substr(0, static_cast<std::size_t>(sent)));
     bytes.remove_prefix(static_cast<std::size_t>(sent));
   }
   // SIOCOUTQNSD counts bytes not yet handed on to loopback.
@@ -154,12 +155,12 @@ Result<void> Connection::send(std::string_view bytes,
     auto target = tcp_end(diag_, remote_, local_);
     if (!target)
       return target.error();
-    if (target->closed || target->received >= sent_.size())
+    if (target->closed || target->received >= sent_)
       return {};
     if (std::chrono::steady_clock::now() >= end)
       return Error{fmt::format("{} bytes of the message did not reach the "
                                "target within the step timeout",
-                               sent_.size() - target->received)};
+                               sent_ - target->received)};
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 }
@@ -171,12 +172,16 @@ Result<bool> Connection::target_closed() const {
   return target->closed;
 }
 
-Result<std::string> Connection::unread() const {
+Result<std::string> Connection::unread() {
   auto target = tcp_end(diag_, remote_, local_);
   if (!target)
     return target.error();
-  return sent_.substr(sent_.size() -
-                      std::min<std::size_t>(target->unread, sent_.size()));
+  return unread(target->unread);
+}
+
+std::string Connection::unread(std::size_t waiting) {
+  unread_.erase(0, unread_.size() - std::min(waiting, unread_.size()));
+  return unread_;
 }
 
 bool Connection::receive() {

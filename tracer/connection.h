@@ -38,8 +38,13 @@ public:
   [[nodiscard]] Result<bool> target_closed() const;
   // The bytes sent that the target has not read (yet): they wait in its
   // end's receive queue, accepted or not, and decide what its next read
-  // gets; "" once it has closed its end.
-  [[nodiscard]] Result<std::string> unread() const;
+  // gets; "" once it has closed its end. Asks the kernel how many
+  // (sock_diag); unread(waiting) when the caller knows.
+  [[nodiscard]] Result<std::string> unread();
+  // The last waiting bytes sent, when waiting are queued unread at the
+  // target's end (SIOCINQ of its end); the ones before, read, are
+  // forgotten.
+  [[nodiscard]] std::string unread(std::size_t waiting);
   // Moves what has arrived from the target to the received bytes, without
   // waiting; false once the target has closed its end (an end of file or
   // a reset came).
@@ -69,7 +74,10 @@ private:
   UniqueFd diag_; // sock_diag of the target's namespace (socket_diag.h)
   sockaddr_storage local_{};
   sockaddr_storage remote_{}; // the target's end
-  std::string sent_;          // the bytes sent on the connection
+  std::uint64_t sent_ = 0;    // bytes sent on the connection
+  // The bytes sent and not known to be read: those unread() last named
+  // and the ones sent since.
+  std::string unread_;
   std::string received_;
   bool reset_ = false;
 };

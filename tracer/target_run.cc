@@ -269,8 +269,9 @@ bool TargetRun::connections_idle() {
   for (std::size_t client = 0; client < connections_.size(); ++client) {
     if (!connections_[client])
       continue;
-    const auto end = ends_[client]->find(*tracee_);
-    if (!end || unread_bytes(*end) != 0 || unacknowledged_bytes(*end) != 0)
+    // Accepted (its end found), and collect_from left nothing of it
+    // unacknowledged and noted what waits unread.
+    if (!unread_[client].empty() || !ends_[client]->find(*tracee_))
       return false;
   }
   return true;
@@ -382,12 +383,6 @@ Result<void> TargetRun::collect_replies() {
       continue;
     if (auto collected = collect_from(client, end); !collected)
       return collected;
-    if (!connections_[client])
-      continue; // the target closed it
-    auto unread = connections_[client]->unread();
-    if (!unread)
-      return unread.error();
-    unread_[client] = std::move(*unread);
   }
   return {};
 }
@@ -421,8 +416,11 @@ TargetRun::collect_from(std::size_t client,
       return {};
     }
     if (target_end) {
-      if (unacknowledged_bytes(*target_end) == 0)
+      if (unacknowledged_bytes(*target_end) == 0) {
+        unread_[client] = connection.unread(
+            static_cast<std::size_t>(unread_bytes(*target_end)));
         return {};
+      }
       connection.acknowledge();
       if (unacknowledged_bytes(*target_end) == 0)
         continue;
@@ -431,8 +429,15 @@ TargetRun::collect_from(std::size_t client,
       auto closed = connection.target_closed();
       if (!closed)
         return closed.error();
-      if (!*closed)
+      if (!*closed) {
+        // Not accepted: what waits is in the queue of an end the target
+        // has no descriptor of yet, which only sock_diag sees.
+        auto unread = connection.unread();
+        if (!unread)
+          return unread.error();
+        unread_[client] = std::move(*unread);
         return {};
+      }
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         end - std::chrono::steady_clock::now());
