@@ -206,6 +206,11 @@ Fingerprint TargetRun::fingerprint(std::span<const std::byte> state,
   for (std::size_t i = 0; i < unread_.size(); ++i)
     if (!unread_[i].empty())
       unread ^= fingerprint_of(std::as_bytes(std::span(unread_[i])), i + 1).low;
+  for (std::size_t i = 0; i < left_unread_.size(); ++i)
+    if (!left_unread_[i].empty())
+      unread ^= fingerprint_of(std::as_bytes(std::span(left_unread_[i])),
+                               unread_.size() + 1 + i)
+                    .low;
   return fingerprint_of(state, session_->hidden_state() ^
                                    (connected * 0x9e3779b97f4a7c15ULL) ^
                                    (closed * 0xc2b2ae3d27d4eb4fULL) ^
@@ -266,6 +271,8 @@ std::size_t TargetRun::open_connections() const {
 }
 
 bool TargetRun::connections_idle() {
+  if (!std::ranges::all_of(left_unread_, &std::string::empty))
+    return false;
   for (std::size_t client = 0; client < connections_.size(); ++client) {
     if (!connections_[client])
       continue;
@@ -383,6 +390,15 @@ Result<void> TargetRun::collect_replies() {
       continue;
     if (auto collected = collect_from(client, end); !collected)
       return collected;
+  }
+  // One sock_diag query each: only checks with --disconnect have any, and
+  // the end of one the target closed has nothing unread.
+  left_unread_.resize(closed_.size());
+  for (std::size_t i = 0; i < closed_.size(); ++i) {
+    auto unread = closed_[i].unread();
+    if (!unread)
+      return unread.error();
+    left_unread_[i] = std::move(*unread);
   }
   return {};
 }

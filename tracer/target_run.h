@@ -191,7 +191,11 @@ private:
   // counts what the target read of it on the end it already duplicated.
   std::optional<std::size_t> sent_to_;
   std::vector<Connection> closed_; // disconnected, reset at the end
-  std::size_t opened_ = 0;         // connections opened so far
+  // By connection of closed_, the same: a client that disconnected leaves
+  // what the target has not read of it in the target's end, before the
+  // end of file it reads next.
+  std::vector<std::string> left_unread_;
+  std::size_t opened_ = 0; // connections opened so far
   StateReader reader_;
 };
 
