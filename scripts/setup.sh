@@ -15,7 +15,7 @@ packages=(
   clang-14 libclang-rt-14-dev clang-format clang-tidy dpkg-dev
   # Real servers cmc checks unmodified, as Debian ships them (their tests,
   # the README's walkthroughs and the benchmarks).
-  beanstalkd redis-server memcached mosquitto lighttpd
+  beanstalkd redis-server memcached mosquitto lighttpd webfs
 )
 missing=()
 for package in "${packages[@]}"; do

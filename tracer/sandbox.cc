@@ -29,13 +29,23 @@ namespace cmc::tracer {
 namespace {
 
 // The init's set-up steps, for the report of the one that failed.
-enum class InitStage : int { kReady, kDescriptors, kPrivate, kTmpfs, kProc };
+enum class InitStage : int {
+  kReady,
+  kDescriptors,
+  kPrivate,
+  kNoatime,
+  kTmpfs,
+  kProc
+};
 
 const char *init_stage_name(InitStage stage) {
   static constexpr std::array kNames{
-      "", "closing inherited descriptors",
+      "",
+      "closing inherited descriptors",
       "making its mounts private (cmc needs root or CAP_SYS_ADMIN)",
-      "mounting a tmpfs over /dev/shm", "mounting /proc"};
+      "making reads leave access times alone (noatime)",
+      "mounting a tmpfs over /dev/shm",
+      "mounting /proc"};
   return kNames.at(static_cast<std::size_t>(stage));
 }
 
@@ -55,6 +65,19 @@ InitReport set_up_init(int from_cmc, int report) {
   // shared "/" (systemd's default) the tmpfs would appear in cmc's too.
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     return {InitStage::kPrivate, errno};
+  // A target's read must not change what the next run sees: under
+  // relatime the first read of a file sets its access time, so a target
+  // that keeps what stat() says of the files it serves (webfsd) had
+  // another state in the first run than in every later one. A kernel
+  // older than 5.12 has no mount_setattr: the runs may differ there, which
+  // the nondeterminism check reports.
+  mount_attr noatime{};
+  noatime.attr_set = MOUNT_ATTR_NOATIME;
+  noatime.attr_clr = MOUNT_ATTR__ATIME;
+  if (syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &noatime,
+              sizeof noatime) != 0 &&
+      errno != ENOSYS)
+    return {InitStage::kNoatime, errno};
   if (mount("cmc-runs", Sandbox::kRunsDirectory, "tmpfs", MS_NOSUID | MS_NODEV,
             "mode=1777") != 0)
     return {InitStage::kTmpfs, errno};

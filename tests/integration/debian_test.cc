@@ -1,8 +1,8 @@
-// Debian's own beanstalkd, memcached and redis-server (scripts/setup.sh
-// installs them), checked unmodified: PIE, stripped, epoll loops, clocks
-// read through the vDSO, seeds from /dev/urandom, start-up sleeps, and
-// memcached's and redis's helper threads.
-// Two clients each, at a bounded depth.
+// Debian's own beanstalkd, memcached, redis-server, mosquitto, lighttpd
+// and webfsd (scripts/setup.sh installs them), checked unmodified: PIE,
+// stripped, epoll loops, clocks read through the vDSO, seeds from /dev/urandom,
+// start-up sleeps, and memcached's and redis's helper threads. Two clients
+// each, at a bounded depth.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -351,6 +351,24 @@ TEST_F(Debian, LighttpdClosesAndTheNextRequestReconnects) {
       run_cmc({"check", "-q", "--json", "-", "-m", get, "--max-depth", "3",
                "--dedup", "path", "--forbid-response", "HTTP/1.0 [45]", "--",
                "/usr/sbin/lighttpd", "-D", "-f", config.path()});
+  ASSERT_EQ(check.status, 0) << check.out << check.err;
+  EXPECT_EQ(check.json()["coverage"][0]["read_whole"], 3);
+}
+
+// webfsd keeps what stat() said of a file it served, its access time
+// included. Under relatime the first read of a new file sets that time:
+// unless a run's reads leave it alone, the first run of a path had another
+// state than every later one, and cmc stopped ("nondeterminism", exit 3)
+// on a page served for the first time.
+TEST_F(Debian, WebfsdServesANewFileTheSameInEveryRun) {
+  const TempFile page("page.html", "hi\n");
+  const std::filesystem::path path(page.path());
+  const std::string get =
+      "GET /" + path.filename().string() + R"( HTTP/1.1\r\nHost: a\r\n\r\n)";
+  const Outcome check =
+      run_cmc({"check", "-q", "--json", "-", "-m", get, "--max-depth", "3",
+               "--forbid-response", "HTTP/1.1 [45]", "--", "/usr/bin/webfsd",
+               "-F", "-p", "8000", "-r", path.parent_path().string()});
   ASSERT_EQ(check.status, 0) << check.out << check.err;
   EXPECT_EQ(check.json()["coverage"][0]["read_whole"], 3);
 }
