@@ -135,7 +135,7 @@ TEST_F(Replies, BytesLeftUnreadAreState) {
 // states (a state fewer) and never takes a step from the second.
 TEST_F(Replies, BytesADisconnectedClientLeftUnreadAreState) {
   const Outcome run =
-      run_cmc({"check", "-q", "--json", "-", "--client", "a", "-m", "a:x",
+      run_cmc({"check", "-q", "--json", "-", "--client", "a", "-m", "x",
                "--disconnect", "--tick", "1s", "--max-depth", "3", "--",
                target("replies"), "penalty", "7000"});
   ASSERT_EQ(run.status, 0) << run.err;
