@@ -290,12 +290,11 @@ Result<void> branch(Quiescent &kv, Branching &branching, Laps &laps) {
     return waits;
   laps.lap("fork");
   const auto port = cmc::tracer::nth_client_port(1);
-  std::optional<Connection> connection;
-  if (auto opened =
-          Connection::open(kv.started.netns->fd(), branching.address, *port))
-    connection.emplace(std::move(*opened));
-  else
+  auto opened =
+      Connection::open(kv.started.netns->fd(), branching.address, *port);
+  if (!opened)
     return opened.error();
+  std::optional<Connection> connection(std::move(*opened));
   laps.lap("connect");
   if (auto accepted = accept_as_client(kv, child.pid(), branching.sockets);
       !accepted)
