@@ -191,6 +191,9 @@ SavedConnections::save(TargetRun &run,
 Result<std::string> SavedConnections::restore(TargetRun &run,
                                               std::uint64_t scratch) const {
   const TargetRun::Clients now = run.clients();
+  // First: a disconnected connection's end of cmc's may still hold the
+  // port that one to re-create needs.
+  run.restore_clients(clients_);
   std::vector<bool> kept(open_.size());
   for (std::size_t client = 0; client < now.ports.size(); ++client) {
     if (!now.ports[client])
@@ -227,7 +230,6 @@ Result<std::string> SavedConnections::restore(TargetRun &run,
     if (!refused || !refused->empty())
       return refused;
   }
-  run.restore_clients(clients_);
   return std::string();
 }
 

@@ -157,9 +157,10 @@ public:
   // it had when saved); the target has not accepted it yet.
   [[nodiscard]] Result<void> connect_from(std::size_t client,
                                           std::uint16_t port);
-  // Puts back the values of saved once the open connections are those of
-  // saved again (drop_connection, connect_from). The disconnected ones are
-  // reset: the target has no end of them any more.
+  // Puts back the values of saved but the open connections, which the
+  // caller makes those of saved (drop_connection, connect_from). The
+  // disconnected ones are reset: the target has no end of them (else
+  // its descriptors differ from the saved ones).
   void restore_clients(const Clients &saved);
   // The connections open now, and whether each is idle: accepted, and
   // nothing the target has not read or cmc has not acknowledged queued.
