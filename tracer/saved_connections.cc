@@ -99,6 +99,65 @@ std::string name_inode(std::string_view line, std::string_view prefix, int base,
                      line.substr(end));
 }
 
+// Opens saved's connection again and makes the target's end of it as it
+// was (SavedConnections::restore).
+Result<std::string> recreate(TargetRun &run, const SavedConnection &saved,
+                             std::uint64_t scratch) {
+  const std::optional<int> listener = run.session().listening_fd();
+  if (!listener)
+    return std::string("connection state");
+  if (auto connected = run.connect_from(saved.client, saved.port); !connected)
+    return connected.error();
+  const bool cloexec = (saved.flags & O_CLOEXEC) != 0;
+  const long flags = ((saved.flags & O_NONBLOCK) != 0 ? SOCK_NONBLOCK : 0) |
+                     (cloexec ? SOCK_CLOEXEC : 0);
+  auto accepted = call_in(run, SYS_accept4, {arg(*listener), 0, 0, arg(flags)});
+  if (!accepted)
+    return accepted.error();
+  if (*accepted < 0)
+    return std::string("connection state");
+  if (*accepted != saved.fd) {
+    // dup3 would close what the number holds now.
+    const bool taken = run.tracee().duplicate_fd(saved.fd).has_value();
+    auto moved = taken ? Result<long>(-EBUSY)
+                       : call_in(run, SYS_dup3,
+                                 {arg(*accepted), arg(saved.fd),
+                                  arg(cloexec ? O_CLOEXEC : 0), 0});
+    if (!moved)
+      return moved.error();
+    auto closed = call_in(run, SYS_close, {arg(*accepted), 0, 0, 0});
+    if (!closed)
+      return closed.error();
+    if (*moved != saved.fd || *closed != 0)
+      return std::string("connection state");
+  }
+  {
+    // Another connection waiting in the backlog would have been accepted
+    // instead.
+    const auto end = run.target_end(saved.client);
+    if (!end || end->fd != saved.fd ||
+        !write_socket_options(end->socket, saved.options))
+      return std::string("connection state");
+  }
+  for (const SavedConnection::Watch &watch : saved.watches) {
+    epoll_event event{};
+    event.events = watch.events;
+    event.data.u64 = watch.data;
+    if (auto written =
+            run.tracee().write(scratch, std::as_bytes(std::span(&event, 1)));
+        !written)
+      return written.error();
+    auto added =
+        call_in(run, SYS_epoll_ctl,
+                {arg(watch.epoll), arg(EPOLL_CTL_ADD), arg(saved.fd), scratch});
+    if (!added)
+      return added.error();
+    if (*added != 0)
+      return std::string("connection state");
+  }
+  return std::string();
+}
+
 } // namespace
 
 Result<std::map<std::uint64_t, std::size_t>> connection_inodes(TargetRun &run) {
@@ -190,6 +249,17 @@ SavedConnections::save(TargetRun &run,
 
 Result<std::string> SavedConnections::restore(TargetRun &run,
                                               std::uint64_t scratch) const {
+  // The accept4 would wait for good if the connection reached another
+  // listener than the one cmc knows (one of a SO_REUSEPORT group): the
+  // watchdog then kills the target, and the call returns.
+  run.tracee().lease().arm(run.step_timeout());
+  auto done = reconnect(run, scratch);
+  run.tracee().lease().disarm();
+  return done;
+}
+
+Result<std::string> SavedConnections::reconnect(TargetRun &run,
+                                                std::uint64_t scratch) const {
   const TargetRun::Clients now = run.clients();
   // First: a disconnected connection's end of cmc's may still hold the
   // port that one to re-create needs.
@@ -229,64 +299,6 @@ Result<std::string> SavedConnections::restore(TargetRun &run,
     auto refused = recreate(run, open_[i], scratch);
     if (!refused || !refused->empty())
       return refused;
-  }
-  return std::string();
-}
-
-Result<std::string> SavedConnections::recreate(TargetRun &run,
-                                               const SavedConnection &saved,
-                                               std::uint64_t scratch) const {
-  const std::optional<int> listener = run.session().listening_fd();
-  if (!listener)
-    return std::string("connection state");
-  if (auto connected = run.connect_from(saved.client, saved.port); !connected)
-    return connected.error();
-  const bool cloexec = (saved.flags & O_CLOEXEC) != 0;
-  const long flags = ((saved.flags & O_NONBLOCK) != 0 ? SOCK_NONBLOCK : 0) |
-                     (cloexec ? SOCK_CLOEXEC : 0);
-  auto accepted = call_in(run, SYS_accept4, {arg(*listener), 0, 0, arg(flags)});
-  if (!accepted)
-    return accepted.error();
-  if (*accepted < 0)
-    return std::string("connection state");
-  if (*accepted != saved.fd) {
-    // dup3 would close what the number holds now.
-    const bool taken = run.tracee().duplicate_fd(saved.fd).has_value();
-    auto moved = taken ? Result<long>(-EBUSY)
-                       : call_in(run, SYS_dup3,
-                                 {arg(*accepted), arg(saved.fd),
-                                  arg(cloexec ? O_CLOEXEC : 0), 0});
-    if (!moved)
-      return moved.error();
-    auto closed = call_in(run, SYS_close, {arg(*accepted), 0, 0, 0});
-    if (!closed)
-      return closed.error();
-    if (*moved != saved.fd || *closed != 0)
-      return std::string("connection state");
-  }
-  {
-    // Another connection waiting in the backlog would have been accepted
-    // instead.
-    const auto end = run.target_end(saved.client);
-    if (!end || end->fd != saved.fd ||
-        !write_socket_options(end->socket, saved.options))
-      return std::string("connection state");
-  }
-  for (const SavedConnection::Watch &watch : saved.watches) {
-    epoll_event event{};
-    event.events = watch.events;
-    event.data.u64 = watch.data;
-    if (auto written =
-            run.tracee().write(scratch, std::as_bytes(std::span(&event, 1)));
-        !written)
-      return written.error();
-    auto added =
-        call_in(run, SYS_epoll_ctl,
-                {arg(watch.epoll), arg(EPOLL_CTL_ADD), arg(saved.fd), scratch});
-    if (!added)
-      return added.error();
-    if (*added != 0)
-      return std::string("connection state");
   }
   return std::string();
 }

@@ -65,9 +65,8 @@ public:
                                             std::uint64_t scratch) const;
 
 private:
-  [[nodiscard]] Result<std::string> recreate(TargetRun &run,
-                                             const SavedConnection &saved,
-                                             std::uint64_t scratch) const;
+  [[nodiscard]] Result<std::string> reconnect(TargetRun &run,
+                                              std::uint64_t scratch) const;
 
   std::vector<SavedConnection> open_;
   TargetRun::Clients clients_;

@@ -130,6 +130,10 @@ public:
     return closed_by_server_.at(client);
   }
 
+  // How long a step may take (TargetSpec::step_timeout).
+  [[nodiscard]] std::chrono::milliseconds step_timeout() const {
+    return spec_->step_timeout;
+  }
   [[nodiscard]] Tracee &tracee() { return *tracee_; }
   [[nodiscard]] const Tracee &tracee() const { return *tracee_; }
   [[nodiscard]] const Session &session() const { return *session_; }
