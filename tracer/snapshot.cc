@@ -153,7 +153,9 @@ Result<std::string> Snapshot::restore(TargetRun &run) const {
           }))
     return std::string("mappings");
   // The page write-back below puts back what epoll_ctl's argument
-  // overwrote (pages_ holds at least the stack's).
+  // overwrote.
+  if (pages_.pages.empty())
+    return std::string("unsaved page");
   auto reconnected = connections_.restore(
       run, reinterpret_cast<std::uint64_t>(pages_.pages.front().iov_base));
   if (!reconnected || !reconnected->empty())
