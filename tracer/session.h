@@ -95,6 +95,10 @@ public:
   }
   // Whether the target listens on a socket cmc saw it listen on.
   [[nodiscard]] bool listens() const { return listening_fd_.has_value(); }
+  // Its descriptor, if it does.
+  [[nodiscard]] std::optional<int> listening_fd() const {
+    return listening_fd_;
+  }
 
   // What a step changes of the session, as values: a snapshot of a
   // quiescent target (tracer/snapshot.h) puts it back with the target's

@@ -62,19 +62,23 @@ std::string unrestorable(TargetRun &run) {
 
 } // namespace
 
-Result<Snapshot::Outside> Snapshot::outside(const Tracee &tracee) {
+Result<Snapshot::Outside> Snapshot::outside(TargetRun &run) {
   Outside outside;
-  auto status = tracee.proc_file("status");
+  auto status = run.tracee().proc_file("status");
   if (!status)
     return status.error();
   // Not SigQ: it counts the signals queued for the user, any process's.
   outside.signals = status_lines(
       *status, {"SigPnd:", "ShdPnd:", "SigBlk:", "SigIgn:", "SigCgt:"});
   outside.umask = status_lines(*status, {"Umask:"});
-  auto descriptors = list_descriptors(tracee);
+  auto descriptors = list_descriptors(run.tracee());
   if (!descriptors)
     return descriptors.error();
-  outside.descriptors = std::move(*descriptors);
+  auto inodes = connection_inodes(run);
+  if (!inodes)
+    return inodes.error();
+  outside.descriptors =
+      without_connection_inodes(std::move(*descriptors), *inodes);
   return outside;
 }
 
@@ -85,7 +89,16 @@ Result<std::optional<Snapshot>> Snapshot::save(TargetRun &run,
     return std::optional<Snapshot>();
   Tracee &tracee = run.tracee();
   Snapshot snapshot;
-  auto outside = Snapshot::outside(tracee);
+  auto descriptors = list_descriptors(tracee);
+  if (!descriptors)
+    return descriptors.error();
+  auto connections = SavedConnections::save(run, *descriptors, refused);
+  if (!connections)
+    return connections.error();
+  if (!*connections)
+    return std::optional<Snapshot>();
+  snapshot.connections_ = std::move(**connections);
+  auto outside = Snapshot::outside(run);
   if (!outside)
     return outside.error();
   snapshot.outside_ = std::move(*outside);
@@ -117,21 +130,17 @@ Result<std::optional<Snapshot>> Snapshot::save(TargetRun &run,
   snapshot.files_ = std::move(*files);
   snapshot.session_ = run.session().save();
   snapshot.output_ = tracee.output();
-  snapshot.connection_events_ = run.connection_events();
   snapshot.unrestorable_calls_ = run.session().unrestorable_calls();
   return std::optional(std::move(snapshot));
 }
 
 Result<std::string> Snapshot::restore(TargetRun &run) const {
-  if (run.connection_events() != connection_events_)
-    return std::string("connections");
   if (run.session().unrestorable_calls() != unrestorable_calls_)
     return std::string("calls");
-  if (std::string why = unrestorable(run); !why.empty())
-    return why;
   Tracee &tracee = run.tracee();
-  if (run.session().thread_registers().front().id !=
-      session_.threads.begin()->first)
+  if (run.session().thread_count() != 1 ||
+      run.session().thread_registers().front().id !=
+          session_.threads.begin()->first)
     return std::string("threads");
   auto maps = tracee.maps();
   if (!maps)
@@ -143,7 +152,17 @@ Result<std::string> Snapshot::restore(TargetRun &run) const {
                    now.inode == then.inode && now.path == then.path;
           }))
     return std::string("mappings");
-  auto outside = Snapshot::outside(tracee);
+  // The page write-back below puts back what epoll_ctl's argument
+  // overwrote.
+  if (pages_.pages.empty())
+    return std::string("unsaved page");
+  auto reconnected = connections_.restore(
+      run, reinterpret_cast<std::uint64_t>(pages_.pages.front().iov_base));
+  if (!reconnected || !reconnected->empty())
+    return reconnected;
+  if (std::string why = unrestorable(run); !why.empty())
+    return why;
+  auto outside = Snapshot::outside(run);
   if (!outside)
     return outside.error();
   if (outside->descriptors != outside_.descriptors)

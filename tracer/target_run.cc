@@ -246,13 +246,48 @@ Result<void> TargetRun::open_connection(std::size_t client) {
                              "for fewer",
                              opened_ + 1)};
   ++opened_;
-  auto connection = Connection::open(netns_, address_, *port);
+  return connect_from(client, *port);
+}
+
+Result<void> TargetRun::connect_from(std::size_t client, std::uint16_t port) {
+  auto connection = Connection::open(netns_, address_, port);
   if (!connection)
     return connection.error();
   ends_[client].emplace(connection->local());
   connections_[client] = std::move(*connection);
   closed_by_server_[client] = false;
   return {};
+}
+
+TargetRun::Clients TargetRun::clients() const {
+  Clients clients{{}, closed_by_server_, opened_};
+  for (const std::optional<Connection> &connection : connections_)
+    clients.ports.push_back(connection
+                                ? std::optional(port_of(connection->local()))
+                                : std::nullopt);
+  return clients;
+}
+
+std::optional<TargetRun::TargetEnd> TargetRun::target_end(std::size_t client) {
+  if (!connections_[client])
+    return std::nullopt;
+  auto socket = ends_[client]->find(*tracee_);
+  if (!socket)
+    return std::nullopt;
+  return TargetEnd{ends_[client]->fd(), std::move(*socket)};
+}
+
+void TargetRun::drop_connection(std::size_t client) {
+  connections_[client].reset();
+  ends_[client].reset();
+}
+
+void TargetRun::restore_clients(const Clients &saved) {
+  closed_by_server_ = saved.closed_by_server;
+  opened_ = saved.opened;
+  closed_.clear();
+  for (std::string &bytes : unread_)
+    bytes.clear();
 }
 
 void TargetRun::end_connection(std::size_t client) {

@@ -130,15 +130,42 @@ public:
     return closed_by_server_.at(client);
   }
 
+  // How long a step may take (TargetSpec::step_timeout).
+  [[nodiscard]] std::chrono::milliseconds step_timeout() const {
+    return spec_->step_timeout;
+  }
   [[nodiscard]] Tracee &tracee() { return *tracee_; }
   [[nodiscard]] const Tracee &tracee() const { return *tracee_; }
   [[nodiscard]] const Session &session() const { return *session_; }
   [[nodiscard]] Session &session() { return *session_; }
-  // Connections opened and ended so far: while it stays the same, the
-  // target's connections are the same sockets.
-  [[nodiscard]] std::size_t connection_events() const {
-    return opened_ + closed_.size();
-  }
+  // cmc's side of the clients as values, for a snapshot: the port of
+  // cmc's end of each client's open connection, the clients whose
+  // connection the target closed, the connections the path opened.
+  struct Clients {
+    std::vector<std::optional<std::uint16_t>> ports;
+    std::vector<bool> closed_by_server;
+    std::size_t opened = 0;
+  };
+  [[nodiscard]] Clients clients() const;
+  // The target's end of client's open connection: its descriptor number
+  // and a duplicate (see TargetSocket); nothing when it has none.
+  struct TargetEnd {
+    int fd = -1;
+    UniqueFd socket;
+  };
+  [[nodiscard]] std::optional<TargetEnd> target_end(std::size_t client);
+  // Resets cmc's end of client's open connection and forgets it; the
+  // target's end is left to the caller.
+  void drop_connection(std::size_t client);
+  // Connects client from port (nth_client_port; a snapshot's: the port
+  // it had when saved); the target has not accepted it yet.
+  [[nodiscard]] Result<void> connect_from(std::size_t client,
+                                          std::uint16_t port);
+  // Puts back the values of saved but the open connections, which the
+  // caller makes those of saved (drop_connection, connect_from). The
+  // disconnected ones are reset: the target has no end of them (else
+  // its descriptors differ from the saved ones).
+  void restore_clients(const Clients &saved);
   // The connections open now, and whether each is idle: accepted, and
   // nothing the target has not read or cmc has not acknowledged queued.
   [[nodiscard]] std::size_t open_connections() const;

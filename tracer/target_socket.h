@@ -20,6 +20,8 @@ public:
   // The target's end now; nothing when it has none (not accepted yet, or
   // closed). Looks at the descriptor found last time first, then at all.
   [[nodiscard]] std::optional<UniqueFd> find(const Tracee &tracee);
+  // The target's descriptor number of the end find() found last.
+  [[nodiscard]] int fd() const { return fd_; }
 
 private:
   [[nodiscard]] std::optional<UniqueFd> at(const Tracee &tracee, int fd) const;

@@ -451,18 +451,73 @@ Result<long> Tracee::inject_syscall(std::uint64_t syscall_at, long nr,
     status = sys::single_step(focus_);
   if (!status)
     return status.error();
-  if (status->gone()) {
-    // Reaped here: wait() reports the leader's end, as it would have.
-    if (focus_ == pid_) {
-      reaped_ = true;
-      ended_ = *status;
-    }
-    return Error{"the target died in a system call cmc made for it",
-                 ErrorKind::kTargetGone};
-  }
+  if (status->gone())
+    return died_in_call(*status);
   auto after = registers();
   if (!after)
     return after.error();
+  if (auto restored = set_registers(*saved); !restored)
+    return restored.error();
+  return static_cast<long>(after->rax);
+}
+
+Error Tracee::died_in_call(const WaitStatus &status) {
+  // Reaped here: wait() reports the leader's end, as it would have.
+  if (focus_ == pid_) {
+    reaped_ = true;
+    ended_ = status;
+  }
+  return Error{"the target died in a system call cmc made for it",
+               ErrorKind::kTargetGone};
+}
+
+Result<void> Tracee::own_stop(bool (WaitStatus::*expected)() const,
+                              const char *what) {
+  auto status = sys::wait_for(focus_);
+  if (!status)
+    return status.error();
+  if (status->gone())
+    return died_in_call(*status);
+  if (!((*status).*expected)())
+    return Error{fmt::format("thread {} stopped otherwise than at {} in a "
+                             "system call cmc made for it",
+                             focus_, what)};
+  return {};
+}
+
+Result<long>
+Tracee::call_at_seccomp_stop(const user_regs_struct &entered, long nr,
+                             const std::array<std::uint64_t, 4> &args) {
+  auto saved = registers();
+  if (!saved)
+    return saved.error();
+  // After a seccomp stop the kernel reads the call's number and arguments
+  // again from the registers (and runs the filter again, which lets a
+  // traced call through this time).
+  user_regs_struct call = *saved;
+  call.orig_rax = static_cast<std::uint64_t>(nr);
+  call.rdi = args[0];
+  call.rsi = args[1];
+  call.rdx = args[2];
+  call.r10 = args[3];
+  if (auto set = set_registers(call); !set)
+    return set.error();
+  sys::resume(focus_, 0, true);
+  if (auto stopped = own_stop(&WaitStatus::syscall_stop, "its exit"); !stopped)
+    return stopped.error();
+  auto after = registers();
+  if (!after)
+    return after.error();
+  // rip is past the instruction: syscall, sysenter and int 0x80 are 2 bytes.
+  user_regs_struct again = entered;
+  again.rip -= 2;
+  again.rax = entered.orig_rax;
+  if (auto set = set_registers(again); !set)
+    return set.error();
+  sys::resume(focus_, 0, false);
+  if (auto stopped = own_stop(&WaitStatus::seccomp_stop, "the seccomp stop");
+      !stopped)
+    return stopped.error();
   if (auto restored = set_registers(*saved); !restored)
     return restored.error();
   return static_cast<long>(after->rax);

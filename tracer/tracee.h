@@ -112,6 +112,17 @@ public:
   [[nodiscard]] Result<long>
   inject_syscall(std::uint64_t syscall_at, long nr,
                  const std::array<std::uint64_t, 3> &args);
+  // Makes the focused thread, stopped at the seccomp stop of a call it
+  // entered with registers entered, run nr(args) in place of that call,
+  // then enter that call again (its syscall instruction, same registers)
+  // to the same kind of stop, every register restored: the call it was
+  // stopped at still runs when it is resumed. The filter must trap the
+  // call with those registers (it did); nr need not be one it traps.
+  // Returns nr's result (-errno on failure); kTargetGone when the target
+  // died meanwhile.
+  [[nodiscard]] Result<long>
+  call_at_seccomp_stop(const user_regs_struct &entered, long nr,
+                       const std::array<std::uint64_t, 4> &args);
   [[nodiscard]] Result<void> read(std::span<const iovec> remote,
                                   std::span<std::byte> local) const;
   // Reads a value of type T at address in the target.
@@ -156,6 +167,12 @@ public:
 
 private:
   explicit Tracee(pid_t pid);
+  // The focused thread ended (status) in a call cmc injected.
+  [[nodiscard]] Error died_in_call(const WaitStatus &status);
+  // The next stop of the focused thread after a resume of cmc's own; an
+  // Error (kTargetGone when it died) unless it is of the kind expected.
+  [[nodiscard]] Result<void> own_stop(bool (WaitStatus::*expected)() const,
+                                      const char *what);
   void kill_and_reap();
 
   pid_t pid_;

@@ -10,8 +10,14 @@
  *        ngircd delays a client's commands): what arrives meanwhile waits
  *        in the socket for the next read, which takes all of it; answers
  *        "read N\n", N the bytes that read got.
+ * options: sets options on each connection it accepts (TCP_NODELAY,
+ *        SO_KEEPALIVE, TCP_KEEPIDLE 77, SO_RCVBUF 20000, IP_TOS 0x10) and
+ *        answers each message with what getsockopt reads of them:
+ *        "opts N nodelay 1 keepalive 1 idle 77 rcvbuf 40000 tos 16\n".
  */
 #include <netinet/in.h>
+#include <netinet/ip.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,9 +50,39 @@ static void say(int client, const char *word) {
     exit(1);
 }
 
+static int option(int client, int level, int name) {
+  int value = -1;
+  socklen_t length = sizeof value;
+  getsockopt(client, level, name, &value, &length);
+  return value;
+}
+
+static void set_options(int client) {
+  const int on = 1, idle = 77, buffer = 20000, tos = 0x10;
+  setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+  setsockopt(client, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  setsockopt(client, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  setsockopt(client, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
+  setsockopt(client, IPPROTO_IP, IP_TOS, &tos, sizeof tos);
+}
+
+static void say_options(int client) {
+  char line[128];
+  int length = snprintf(line, sizeof line,
+                        "opts %u nodelay %d keepalive %d idle %d rcvbuf %d "
+                        "tos %d\n",
+                        cmc_state[0], option(client, IPPROTO_TCP, TCP_NODELAY),
+                        option(client, SOL_SOCKET, SO_KEEPALIVE),
+                        option(client, IPPROTO_TCP, TCP_KEEPIDLE),
+                        option(client, SOL_SOCKET, SO_RCVBUF),
+                        option(client, IPPROTO_IP, IP_TOS));
+  if (write(client, line, (size_t)length) != length)
+    exit(1);
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
-    fputs("usage: replies split|close|sleep|penalty PORT\n", stderr);
+    fputs("usage: replies split|close|sleep|penalty|options PORT\n", stderr);
     return 2;
   }
   const char *mode = argv[1];
@@ -55,6 +91,8 @@ int main(int argc, char **argv) {
     int client = accept(server, NULL, NULL);
     if (client < 0)
       return 1;
+    if (strcmp(mode, "options") == 0)
+      set_options(client);
     if (strcmp(mode, "sleep") == 0) {
       struct timespec hour = {3600, 0};
       nanosleep(&hour, NULL);
@@ -70,6 +108,10 @@ int main(int argc, char **argv) {
           return 1;
         struct timespec second = {1, 0};
         nanosleep(&second, NULL);
+        continue;
+      }
+      if (strcmp(mode, "options") == 0) {
+        say_options(client);
         continue;
       }
       if (strcmp(mode, "close") == 0) {
