@@ -286,6 +286,7 @@ void TargetRun::restore_clients(const Clients &saved) {
   closed_by_server_ = saved.closed_by_server;
   opened_ = saved.opened;
   closed_.clear();
+  left_unread_.clear();
   for (std::string &bytes : unread_)
     bytes.clear();
 }
