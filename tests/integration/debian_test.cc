@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/integration/beanstalkd_check.h"
 #include "tests/integration/run_cmc.h"
 
 namespace cmc::testing {
@@ -23,42 +24,13 @@ protected:
   }
 };
 
-// A reserves what A put while B tries to reserve too; every client may
-// also disconnect (beanstalkd then releases the jobs it holds). The state
-// is beanstalkd's .bss and .data: it has no symbols. The plugin
-// beanstalkd_reserve checks that no job is reserved by both at once.
+// The check of beanstalkd_check.h, to depth.
 std::vector<std::string> beanstalkd_check(int depth) {
-  return {"check",
-          "-q",
-          "--json",
-          "-",
-          "--max-depth",
-          std::to_string(depth),
-          "--disconnect",
-          "--client",
-          "A",
-          "-m",
-          R"(put 0 0 10 1\r\nx\r\n)",
-          "-m",
-          "reserve-with-timeout 0\\r\\n",
-          "--client",
-          "B",
-          "-m",
-          "reserve-with-timeout 0\\r\\n",
-          "--forbid-response",
-          "INTERNAL_ERROR|BAD_FORMAT|UNKNOWN_COMMAND",
-          "--property",
-          plugin("beanstalkd_reserve"),
-          "--region",
-          ".bss",
-          "--region",
-          ".data",
-          "--",
-          "/usr/bin/beanstalkd",
-          "-l",
-          "127.0.0.1",
-          "-p",
-          "11300"};
+  std::vector<std::string> args{"check", "-q",          "--json",
+                                "-",     "--max-depth", std::to_string(depth)};
+  for (const auto &part : {beanstalkd_options(), {"--"}, beanstalkd_command()})
+    args.insert(args.end(), part.begin(), part.end());
+  return args;
 }
 
 TEST_F(Debian, BeanstalkdWithTwoClientsHolds) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/integration/beanstalkd_check.h"
 #include "tests/integration/run_cmc.h"
 
 namespace cmc::testing {
@@ -143,31 +144,10 @@ int refused(const nlohmann::json &snapshots) {
 // transition but the first restores (107 did while a change of the
 // connections was refused, 90 times).
 TEST_F(Snapshots, ConnectionsOfBeanstalkdAreRecreated) {
-  const auto json = same_as_replay(
-      {"-j",
-       "1",
-       "--max-depth",
-       "4",
-       "--disconnect",
-       "--client",
-       "A",
-       "-m",
-       R"(put 0 0 10 1\r\nx\r\n)",
-       "-m",
-       "reserve-with-timeout 0\\r\\n",
-       "--client",
-       "B",
-       "-m",
-       "reserve-with-timeout 0\\r\\n",
-       "--forbid-response",
-       "INTERNAL_ERROR|BAD_FORMAT|UNKNOWN_COMMAND",
-       "--property",
-       plugin("beanstalkd_reserve"),
-       "--region",
-       ".bss",
-       "--region",
-       ".data"},
-      {"/usr/bin/beanstalkd", "-l", "127.0.0.1", "-p", "11300"}, 0);
+  std::vector<std::string> args{"-j", "1", "--max-depth", "4"};
+  const auto options = beanstalkd_options();
+  args.insert(args.end(), options.begin(), options.end());
+  const auto json = same_as_replay(args, beanstalkd_command(), 0);
   EXPECT_EQ(json["distinct_states"], 154);
   EXPECT_EQ(json["transitions"], 245);
   const auto &snapshots = json["snapshots"];
