@@ -58,7 +58,10 @@ static int option(int client, int level, int name) {
 }
 
 static void set_options(int client) {
-  const int on = 1, idle = 77, buffer = 20000, tos = 0x10;
+  const int on = 1;
+  const int idle = 77;
+  const int buffer = 20000;
+  const int tos = 0x10;
   setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
   setsockopt(client, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
   setsockopt(client, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
