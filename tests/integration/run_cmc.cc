@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include <thread>
 
 #include "tracer/sandbox.h"
+#include "util/unique_fd.h"
 
 namespace cmc::testing {
 namespace {
@@ -210,6 +212,15 @@ std::vector<pid_t> reap_leftovers() {
   };
   std::vector<pid_t> live = children(getpid(), false);
   std::erase_if(live, ours);
+  // The init of a sandbox whose cmc was killed comes to us as well, and
+  // exits on its own once it has read the end of cmc's pipe: on a loaded
+  // machine it may not have run yet. A process that ends within seconds
+  // has not outlived cmc.
+  std::erase_if(live, [](pid_t pid) {
+    const UniqueFd exit(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+    pollfd ended{exit.get(), POLLIN, 0};
+    return !exit.valid() || poll(&ended, 1, 5000) == 1;
+  });
   for (const pid_t pid : children(getpid(), true)) {
     if (ours(pid))
       continue;
