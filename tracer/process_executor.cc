@@ -54,6 +54,7 @@ Result<TargetRun> ProcessExecutor::start() {
     netns_ = std::move(*netns);
     launch_ = spec_->launch;
     launch_.netns = netns_->fd();
+    launch_.aside = replay_only_;
   }
   return TargetRun::start(*spec_, launch_, located_);
 }

@@ -232,8 +232,9 @@ Sandboxes &sandboxes() {
 
 } // namespace
 
-Result<Sandbox *> Sandbox::of_this_thread() {
-  thread_local Sandbox *sandbox = nullptr;
+Result<Sandbox *> Sandbox::of_this_thread(Use use) {
+  thread_local std::array<Sandbox *, 2> of_use{};
+  Sandbox *&sandbox = of_use.at(static_cast<std::size_t>(use));
   if (sandbox == nullptr) {
     auto made = create();
     if (!made)

@@ -34,10 +34,15 @@ public:
   // Where the runs' directories live, as the targets see it.
   static constexpr const char *kRunsDirectory = "/dev/shm";
 
-  // The calling thread's sandbox, made on its first call: setns() of a PID
-  // namespace is per thread, and a thread's targets run one at a time.
-  // Every sandbox lasts until cmc's exit.
-  [[nodiscard]] static Result<Sandbox *> of_this_thread();
+  // Which of a thread's two sandboxes: the first holds its targets; the
+  // second, kAside, the replays made while a target of the first is kept
+  // alive (a snapshot's guard), which get there the pid and run directory
+  // a fresh run gets, not the next ones free beside the live target.
+  enum class Use { kTargets, kAside };
+  // The calling thread's sandbox for use, made on its first call: setns()
+  // of a PID namespace is per thread, and a thread's targets of one use run
+  // one at a time. Every sandbox lasts until cmc's exit.
+  [[nodiscard]] static Result<Sandbox *> of_this_thread(Use use);
   // The init of every sandbox of this process, live until its exit.
   [[nodiscard]] static std::vector<pid_t> inits();
 

@@ -29,6 +29,9 @@ struct LaunchSpec {
   bool aslr = false;             // false: personality(ADDR_NO_RANDOMIZE)
   bool show_output = false;      // false: stdout and stderr to a pipe of cmc's
   int netns = -1; // network namespace to join (an fd); -1: a fresh one
+  // In the thread's second sandbox (Sandbox::Use::kAside): a replay made
+  // while a target of the first is alive.
+  bool aside = false;
   // Stop on every system call (observing_program), not only the table's.
   bool observe = false;
   // Paths the target may write besides its working directory, each a

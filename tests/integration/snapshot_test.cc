@@ -202,6 +202,22 @@ TEST_F(Snapshots, RecreatedConnectionsKeepTheirSocketOptions) {
   EXPECT_EQ(refused(json["snapshots"]), 0) << json["snapshots"];
 }
 
+// A target that keeps its pid and working directory (replies whoami) is
+// checked by its whole process without a false alarm: the replay that
+// checks a restored run gets the pid and run directory a fresh target
+// gets, although the live target holds them (it ran beside it and got pid
+// 3 and /dev/shm/cmc-run-1: "nondeterminism" at .bss).
+TEST_F(Snapshots, ATargetKeepingItsPidAndDirectoryIsCheckedAsInReplay) {
+  for (const char *jobs : {"1", "2"}) {
+    const auto json = same_as_replay(
+        {"-j", jobs, "-m", "x", "-m", "yy", "--max-depth", "3"},
+        {target("replies"), "whoami", "7000"}, 0);
+    EXPECT_EQ(json["distinct_states"], 9) << "-j " << jobs;
+    EXPECT_GE(json["snapshots"]["restored"], 9) << json["snapshots"];
+    EXPECT_GE(json["snapshots"]["checked"], 1) << json["snapshots"];
+  }
+}
+
 // A byte that differs per run stops the check as it does in replay mode,
 // named (a restored state keeps its bytes: the run checked against a
 // replay finds it, not the replay of a prefix); --mask-volatile is

@@ -14,6 +14,9 @@
  *        SO_KEEPALIVE, TCP_KEEPIDLE 77, SO_RCVBUF 20000, IP_TOS 0x10) and
  *        answers each message with what getsockopt reads of them:
  *        "opts N nodelay 1 keepalive 1 idle 77 rcvbuf 40000 tos 16\n".
+ * whoami: keeps its pid and working directory from the start, as servers
+ *        that write pid files or log paths do, and answers each message
+ *        with them: "who N pid P cwd DIR\n".
  */
 #include <netinet/in.h>
 #include <netinet/ip.h>
@@ -22,10 +25,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
 unsigned char cmc_state[1];
+static pid_t started_as;
+static char started_in[256];
 
 static int listen_on(int port) {
   int server = socket(AF_INET, SOCK_STREAM, 0);
@@ -83,12 +89,24 @@ static void say_options(int client) {
     exit(1);
 }
 
+static void say_who(int client) {
+  char line[320];
+  int length = snprintf(line, sizeof line, "who %u pid %d cwd %s\n",
+                        cmc_state[0], (int)started_as, started_in);
+  if (write(client, line, (size_t)length) != length)
+    exit(1);
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
-    fputs("usage: replies split|close|sleep|penalty|options PORT\n", stderr);
+    fputs("usage: replies split|close|sleep|penalty|options|whoami PORT\n",
+          stderr);
     return 2;
   }
   const char *mode = argv[1];
+  started_as = getpid();
+  if (getcwd(started_in, sizeof started_in) == NULL)
+    return 1;
   int server = listen_on(atoi(argv[2]));
   for (;;) {
     int client = accept(server, NULL, NULL);
@@ -115,6 +133,10 @@ int main(int argc, char **argv) {
       }
       if (strcmp(mode, "options") == 0) {
         say_options(client);
+        continue;
+      }
+      if (strcmp(mode, "whoami") == 0) {
+        say_who(client);
         continue;
       }
       if (strcmp(mode, "close") == 0) {
