@@ -86,16 +86,17 @@ check_spec(const CheckOptions &options) {
   spec->state = state;
   // Every merge of regions is audited against the whole process.
   spec->audit = state == tracer::StateKind::kRegions;
-  spec->snapshots = options.mode == "snapshot";
-  if (options.snapshot_memory && !spec->snapshots)
-    usage("--snapshot-memory needs --mode snapshot");
   // A restored run checked against replays that agree with each other
   // but not with it, where the bytes were volatile all along, now and
   // then stopped such a check (Snapshots tests, 2 of 14 runs on a loaded
-  // machine), cause not found yet.
-  if (options.mask_volatile && spec->snapshots)
+  // machine), cause not found yet: --mask-volatile replays.
+  if (options.mask_volatile && options.mode == "snapshot")
     usage("--mask-volatile finds volatile bytes by replaying: it needs "
-          "--mode replay (the default)");
+          "--mode replay (its default)");
+  spec->snapshots = options.mode.empty() ? !options.mask_volatile
+                                         : options.mode == "snapshot";
+  if (options.snapshot_memory && !spec->snapshots)
+    usage("--snapshot-memory needs --mode snapshot");
   spec->snapshot_memory = snapshot_memory(options);
   return spec;
 }
@@ -248,12 +249,12 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
       ->check(CLI::IsMember({"process", "raw", "regions", "path"}));
   check
       .add_option("--mode", options.mode,
-                  "How each transition reaches its state: replay (a fresh "
-                  "target replays the path, the default for now) or "
-                  "snapshot (each worker keeps its target alive and the "
+                  "How each transition reaches its state: snapshot (the "
+                  "default: each worker keeps its target alive and the "
                   "states it saved, restores the longest saved prefix in "
                   "place and replays only where a state cannot be restored "
-                  "faithfully)")
+                  "faithfully) or replay (a fresh target replays the path; "
+                  "the default with --mask-volatile)")
       ->check(CLI::IsMember({"replay", "snapshot"}));
   check
       .add_option("--snapshot-memory", options.snapshot_memory,

@@ -26,7 +26,9 @@ struct CheckOptions {
   bool mask_volatile = false;  // mask bytes that differ between runs
   std::string dedup;           // --dedup; "" the default for the options
   bool strict = false;         // a lossy merge of the regions is an error
-  std::string mode = "replay"; // --mode: replay or snapshot
+  // --mode: replay or snapshot; empty: snapshot, but replay with
+  // --mask-volatile.
+  std::string mode;
   std::optional<std::size_t> snapshot_memory; // MiB per worker
 };
 

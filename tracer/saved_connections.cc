@@ -275,8 +275,11 @@ Result<std::string> SavedConnections::reconnect(TargetRun &run,
       return std::string("connection state");
     const auto saved =
         std::ranges::find(open_, client, &SavedConnection::client);
+    // Kept only with nothing unread: a saved state had none (Snapshot
+    // refuses to save one), and what an earlier path sent would still
+    // wait there, read in the next step.
     if (saved != open_.end() && saved->port == *now.ports[client] &&
-        saved->fd == end->fd) {
+        saved->fd == end->fd && unread_bytes(end->socket) == 0) {
       if (!write_socket_options(end->socket, saved->options))
         return std::string("connection state");
       kept[static_cast<std::size_t>(saved - open_.begin())] = true;

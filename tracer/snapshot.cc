@@ -88,6 +88,9 @@ Result<std::optional<Snapshot>> Snapshot::save(TargetRun &run,
   if (!refused.empty())
     return std::optional<Snapshot>();
   Tracee &tracee = run.tracee();
+  // The one thread left: the focus may still be on one that stopped last
+  // and has ended since (misbehave churn).
+  tracee.focus(run.session().thread_registers().front().id);
   Snapshot snapshot;
   auto descriptors = list_descriptors(tracee);
   if (!descriptors)
@@ -142,6 +145,7 @@ Result<std::string> Snapshot::restore(TargetRun &run) const {
       run.session().thread_registers().front().id !=
           session_.threads.begin()->first)
     return std::string("threads");
+  tracee.focus(session_.threads.begin()->first);
   auto maps = tracee.maps();
   if (!maps)
     return maps.error();

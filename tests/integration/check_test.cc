@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "tests/integration/json_report.h"
 #include "tests/integration/run_cmc.h"
 
 namespace cmc::testing {
@@ -176,13 +177,7 @@ TEST_F(Kv, JsonReportToAFile) {
   EXPECT_TRUE(json.contains("states_per_s"));
 }
 
-// The report without its timings.
-nlohmann::json counts_of(const Outcome &run) {
-  auto json = run.json();
-  for (const char *timing : {"elapsed_s", "states_per_s", "transitions_per_s"})
-    json.erase(timing);
-  return json;
-}
+nlohmann::json counts_of(const Outcome &run) { return answers_of(run.json()); }
 
 std::vector<std::string> kv4_check(const std::string &binary,
                                    const std::string &jobs) {

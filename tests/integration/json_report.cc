@@ -16,8 +16,6 @@ bool is_timing(std::string_view key) {
   return false;
 }
 
-} // namespace
-
 nlohmann::json without_timings(nlohmann::json report) {
   if (report.is_array()) {
     for (auto &item : report)
@@ -30,6 +28,15 @@ nlohmann::json without_timings(nlohmann::json report) {
     report = std::move(kept);
   }
   return report;
+}
+
+} // namespace
+
+nlohmann::json answers_of(nlohmann::json report) {
+  if (report.is_object())
+    for (const char *how : {"snapshots", "bytes_read_per_state"})
+      report.erase(how);
+  return without_timings(std::move(report));
 }
 
 nlohmann::json holding_report(const Outcome &run) {

@@ -210,6 +210,12 @@ std::vector<pid_t> reap_leftovers() {
   const auto ours = [&inits](pid_t pid) {
     return std::ranges::find(inits, pid) != inits.end();
   };
+  // The dead first: the init of a killed cmc's sandbox ends only once
+  // every process of its namespace is reaped, a target that came to us
+  // dead among them.
+  for (const pid_t pid : children(getpid(), true))
+    if (!ours(pid) && stat_of(pid).state == 'Z')
+      waitpid(pid, nullptr, 0);
   std::vector<pid_t> live = children(getpid(), false);
   std::erase_if(live, ours);
   // The init of a sandbox whose cmc was killed comes to us as well, and
