@@ -25,7 +25,7 @@ using kv::zeros;
 using tracer::ActionId;
 using tracer::Fault;
 
-const std::vector<RegionLayout> kCells = {{"cmc_state", 0, 2}};
+using kv::kCells;
 // kv's two cells and two bytes of a clock the target reads uncontrolled.
 const std::vector<RegionLayout> kCellsAndClock = {{"cmc_state", 0, 2},
                                                   {"clock", 2, 2}};

@@ -25,7 +25,7 @@ using kv::zeros;
 using tracer::ActionId;
 using tracer::StateKind;
 
-const std::vector<RegionLayout> kCells = {{"cmc_state", 0, 2}};
+using kv::kCells;
 const decoder::Location kScratch{"heap chunk 1 (32 B)", 0};
 
 // kv whose process also holds, in a heap chunk, the last message's

@@ -23,6 +23,9 @@ inline fake::StepOutcome set_cell(const fake::Bytes &state,
 
 inline fake::Bytes zeros(std::size_t n) { return fake::Bytes(n, std::byte{0}); }
 
+// kv's two cells, as the region cmc_state.
+inline const std::vector<RegionLayout> kCells = {{"cmc_state", 0, 2}};
+
 inline Result<Report> check(fake::FakeSystem &system, std::size_t alphabet_size,
                             const std::vector<RegionLayout> &layout,
                             const Options &options = {}) {
