@@ -38,7 +38,7 @@ if(HELP2MAN)
     set(summary ${summary_${page}})
     add_custom_command(
       OUTPUT ${man_dir}/${name}.1.gz
-      COMMAND ${HELP2MAN} --no-info --no-discard-stderr
+      COMMAND ${HELP2MAN} --no-info
               --help-option=${help_option}
               "--version-string=${name} ${PROJECT_VERSION}"
               --name=${summary} --section=1 --include=${see_also}
@@ -65,7 +65,7 @@ install(FILES packaging/bash-completion/cmc
 # only), so in share/pkgconfig, which pkg-config searches.
 install(CODE "
   set(CMC_VERSION ${PROJECT_VERSION})
-  set(CMC_INCLUDEDIR \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_INCLUDEDIR}\")
+  set(CMC_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR})
   configure_file(\"${PROJECT_SOURCE_DIR}/packaging/cmc-property.pc.in\"
                  \"${CMAKE_CURRENT_BINARY_DIR}/pkgconfig/cmc-property.pc\"
                  @ONLY)
