@@ -15,9 +15,13 @@
 # The man pages: help2man reads `cmc --help` and `cmc SUBCOMMAND --help`
 # of the cmc just built, so they say what this build's options are. Without
 # help2man (Debian's package of that name) there are none, and the package
-# test (scripts/package_test.sh) fails on `man -w cmc`.
+# test (scripts/package_test.sh) fails on `man -w cmc`. The sanitizer and
+# fuzzing builds are not packaged and make none: their cmc may need the
+# environment of their scripts to run (tsan.sh's TBB).
 find_program(HELP2MAN help2man)
-if(HELP2MAN)
+if(CMC_SANITIZE OR CMC_TSAN OR CMC_FUZZ)
+  # no man pages
+elseif(HELP2MAN)
   set(man_dir ${CMAKE_CURRENT_BINARY_DIR}/man)
   set(man_pages "")
   # The SEE ALSO section of every page.
