@@ -23,13 +23,6 @@ std::string version_of_cmc() {
   return match.empty() ? "" : match[1].str();
 }
 
-std::vector<std::string> keys_of(const nlohmann::json &json) {
-  std::vector<std::string> keys;
-  for (const auto &[key, value] : json.items())
-    keys.push_back(key);
-  return keys;
-}
-
 TEST(Help, VersionIsTheProjectVersion) {
   EXPECT_EQ(version_of_cmc(), CMC_PROJECT_VERSION);
   EXPECT_EQ(run_cmc({"--version"}).err, "");
@@ -98,10 +91,14 @@ TEST(JsonReport, EveryReportCarriesItsVersions) {
     EXPECT_EQ(json["cmc_version"], version);
   }
   // An error report has the keys of a verdict, null where it has nothing.
-  EXPECT_EQ(keys_of(error.json()), keys_of(holds.json()));
-  EXPECT_EQ(error.json()["verdict"], "error");
-  EXPECT_EQ(error.json()["state"], nullptr);
-  EXPECT_EQ(holds.json()["state"], "regions");
+  const nlohmann::json error_report = error.json();
+  const nlohmann::json holding_report = holds.json();
+  EXPECT_EQ(error_report.size(), holding_report.size()) << error.out;
+  for (const auto &[key, value] : holding_report.items())
+    EXPECT_TRUE(error_report.contains(key)) << key;
+  EXPECT_EQ(error_report["verdict"], "error");
+  EXPECT_EQ(error_report["state"], nullptr);
+  EXPECT_EQ(holding_report["state"], "regions");
 }
 
 } // namespace
