@@ -11,6 +11,7 @@ packages=(
   libunwind-dev libxxhash-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libedit-dev
   tmux # the interactive test of cmc explore
+  python3-jsonschema # the tests validate every JSON report against docs/schema
   # CI's checks: scripts/fuzz.sh (libFuzzer), lint.sh, tsan.sh (dpkg-source).
   clang-14 libclang-rt-14-dev clang-format clang-tidy dpkg-dev
   # Real servers cmc checks unmodified, as Debian ships them (their tests,
