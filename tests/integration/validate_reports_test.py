@@ -90,9 +90,11 @@ def main():
     status, out = validate(validator, schemas, {"nosuch/r.json": {}})
     expect(status == 1 and "no schema" in out, "a kind without a schema",
            out)
+    status, out = validate(validator, schemas, {"asked-by-1": ""})
+    expect(status == 1 and "not kept" in out, "asked for, no report", out)
     status, out = validate(validator, schemas, {})
-    expect(status == 1 and "validated 0 reports" in out, "no report at all",
-           out)
+    expect(status == 0 and "nothing to validate" in out,
+           "none asked for, none kept", out)
     print(f"as expected; the wrong reports gave:\n{wrong}")
 
 
