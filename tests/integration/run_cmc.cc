@@ -138,7 +138,8 @@ void keep_report(const Started &started, const Outcome &run) {
   // A test process that asked for one: with none kept, the schema check
   // fails (a selection of tests that asks for none has nothing to check).
   std::filesystem::create_directories(reports_dir());
-  std::ofstream(fmt::format("{}/asked-by-{}", reports_dir(), getpid()));
+  const std::ofstream asked(
+      fmt::format("{}/asked-by-{}", reports_dir(), getpid()));
   std::string report = run.out;
   if (started.json != "-") {
     std::error_code error;
