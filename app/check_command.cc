@@ -213,23 +213,31 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
                     "SYMBOL:LEN or SYMBOL+OFF:LEN, from .symtab or .dynsym. "
                     "With any, the regions are the state (--dedup regions), "
                     "every merge audited against the whole process");
-  check.add_option("--max-depth", options.max_depth,
-                   "Explore paths of at most N steps");
-  check.add_option("--max-states", options.max_states,
-                   "Stop after N distinct states");
+  check
+      .add_option("--max-depth", options.max_depth,
+                  "Explore paths of at most N steps")
+      ->type_name("N");
+  check
+      .add_option("--max-states", options.max_states,
+                  "Stop after N distinct states")
+      ->type_name("N");
   check
       .add_option("-j,--jobs", options.jobs,
-                  "Worker threads (default: all CPUs; at most 4 per CPU)")
+                  "N worker threads (default: all CPUs; at most 4 per CPU)")
+      ->type_name("N")
       ->check(whole_number());
   check
       .add_option("--json", options.json,
-                  "Write the JSON report to FILE (- for stdout)")
+                  "Write the JSON report to FILE (- for stdout; "
+                  "docs/report-format.md)")
+      ->type_name("FILE")
       ->check(json_file());
   check.add_flag("-q,--quiet", options.quiet, "No progress lines");
   check
       .add_option("--max-ticks", options.max_ticks,
                   "With --tick: at most N ticks per path (default 1)")
-      ->check(CLI::PositiveNumber);
+      ->type_name("N")
+      ->check(CLI::PositiveNumber.description(""));
   check.add_flag("--once", options.once,
                  "Each message at most once per path (the messages taken "
                  "are then part of the state)");
@@ -246,6 +254,7 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
                   "state, nothing merges: for a target whose state differs "
                   "between runs; needs --max-depth). Default: regions with "
                   "--region, else process")
+      ->type_name("KIND")
       ->check(CLI::IsMember({"process", "raw", "regions", "path"}));
   check
       .add_option("--mode", options.mode,
@@ -255,13 +264,15 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
                   "place and replays only where a state cannot be restored "
                   "faithfully) or replay (a fresh target replays the path; "
                   "the default with --mask-volatile)")
+      ->type_name("MODE")
       ->check(CLI::IsMember({"replay", "snapshot"}));
   check
       .add_option("--snapshot-memory", options.snapshot_memory,
                   "With --mode snapshot: MiB of saved states per worker "
                   "(default: an eighth of the memory over the CPUs, at most "
                   "1024)")
-      ->check(CLI::PositiveNumber);
+      ->type_name("MIB")
+      ->check(CLI::PositiveNumber.description(""));
   check.add_flag("--strict", options.strict,
                  "With --dedup regions: a merge of two states whose whole "
                  "processes differ is an error (exit 3), not a caveat");

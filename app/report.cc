@@ -14,6 +14,7 @@
 
 #include "app/json_bytes.h"
 #include "app/step_report.h"
+#include "app/version.h"
 #include "util/escape.h"
 #include "util/fingerprint.h"
 #include "util/user_error.h"
@@ -245,7 +246,8 @@ nlohmann::json coverage_json(const search::Report &report,
     nlohmann::json message = {{"message", i + 1},
                               {"send", names.spec->messages[i]},
                               {"transitions", coverage.transitions},
-                              {"read_whole", coverage.read_whole}};
+                              {"read_whole", coverage.read_whole},
+                              {"waits_in", nullptr}};
     if (coverage.read_whole < coverage.transitions)
       message["waits_in"] = coverage.waits_in;
     messages.push_back(message);
@@ -371,7 +373,8 @@ nlohmann::json report_json(const search::Report &report,
   const char *verdict = violated ? "violated" : "holds";
   if (report.interrupted)
     verdict = "error";
-  nlohmann::json json = {
+  nlohmann::json json = report_header();
+  json.update({
       {"verdict", verdict},
       {"complete", report.complete},
       {"distinct_states", report.distinct_states},
@@ -407,7 +410,8 @@ nlohmann::json report_json(const search::Report &report,
       {"snapshots", snapshots_json(report, names)},
       {"checked", names.no_property ? "crashes, exits and hangs only"
                                     : "properties, crashes, exits and hangs"},
-  };
+      {"replay", nullptr},
+  });
   json["backtrace"] = nlohmann::json::array();
   for (const tracer::Frame &frame : report.backtrace)
     json["backtrace"].push_back(tracer::describe(frame));
@@ -457,12 +461,35 @@ void print_sources(std::FILE *out, const tracer::Sources &sources) {
   });
 }
 
+nlohmann::json report_header() {
+  return {{"format_version", kReportFormatVersion},
+          {"cmc_version", kCmcVersion}};
+}
+
 nlohmann::json error_json(const std::string &message) {
-  return {{"verdict", "error"},        {"complete", false},
-          {"distinct_states", 0},      {"dedup_merges", 0},
-          {"transitions", 0},          {"max_depth", 0},
-          {"counterexample", nullptr}, {"violation", nullptr},
-          {"error", message}};
+  nlohmann::json json = report_header();
+  json.update({{"verdict", "error"},
+               {"complete", false},
+               {"distinct_states", 0},
+               {"dedup_merges", 0},
+               {"transitions", 0},
+               {"max_depth", 0},
+               {"counterexample", nullptr},
+               {"violation", nullptr},
+               {"error", message},
+               {"backtrace", nlohmann::json::array()},
+               {"sources", nlohmann::json::array()},
+               {"uncontrolled", nlohmann::json::array()},
+               {"masked", nlohmann::json::array()},
+               {"restarts", 0}});
+  // The settings and what the search measured: not reached.
+  for (const char *key :
+       {"elapsed_s", "states_per_s", "transitions_per_s",
+        "collision_probability", "tick", "max_ticks", "seed", "state",
+        "abstraction", "heap", "bytes_read_per_state", "bytes_hashed_per_state",
+        "once", "coverage", "snapshots", "checked", "replay"})
+    json[key] = nullptr;
+  return json;
 }
 
 JsonOutput::JsonOutput(const std::string &destination)

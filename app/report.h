@@ -52,9 +52,20 @@ struct StepNames {
 [[nodiscard]] std::string abstraction_caveat(const search::Report &report,
                                              const StepNames &names);
 
-// The JSON report of SPEC "JSON report".
+// The version of the JSON reports' format (docs/report-format.md): one
+// more when a key goes away or changes its meaning, not when one is added.
+inline constexpr int kReportFormatVersion = 1;
+
+// {"format_version": 1, "cmc_version": "0.25.0"}: every JSON report of
+// cmc starts from this object.
+[[nodiscard]] nlohmann::json report_header();
+
+// The report of `cmc check --json` (docs/report-format.md): every key of
+// docs/schema/check.schema.json; "replay" is null, for the caller to fill.
 [[nodiscard]] nlohmann::json report_json(const search::Report &report,
                                          const StepNames &names);
+// The report of a check that stopped before a verdict: the same keys, the
+// counts 0, what the check did not reach (settings, coverage, ...) null.
 [[nodiscard]] nlohmann::json error_json(const std::string &message);
 
 // A step's "read" when the target did not read all of its message (the

@@ -234,6 +234,13 @@ Result<ReportPlan> parse_report(std::string_view text) {
   if (!report.is_object())
     return Error{"not a cmc check --json report (not a JSON object)"};
   Fields fields;
+  // A report of an older cmc has no format_version; a newer format may
+  // mean something else by a key this cmc reads.
+  if (const json *format = member(report, "format_version");
+      format != nullptr && *format != kReportFormatVersion)
+    fields.fail("format_version",
+                fmt::format("{}: this cmc reads reports of format {}",
+                            format->dump(), kReportFormatVersion));
   ReportPlan plan;
   if (const json *replay = member(report, "replay"))
     read_target(fields, *replay, plan);

@@ -135,8 +135,7 @@ nlohmann::json module_json(const Module &module,
                      : nullptr},
         {"origin", decoder::origin_name(site.origin)},
         {"inline", inline_json(site.origin)}};
-    if (stops != nullptr)
-      json["observed"] = (*stops)[i];
+    json["observed"] = stops != nullptr ? nlohmann::json((*stops)[i]) : nullptr;
     sites.push_back(std::move(json));
   }
   nlohmann::json tsc_sites = nlohmann::json::array();
@@ -151,31 +150,44 @@ nlohmann::json module_json(const Module &module,
       {"sites", sites},
       {"count", module.file.sites.size()},
       {"tsc_sites", tsc_sites}};
-  if (stops != nullptr)
-    json["observed_sites"] = std::count_if(stops->begin(), stops->end(),
-                                           [](std::size_t n) { return n > 0; });
+  json["observed_sites"] =
+      stops != nullptr
+          ? nlohmann::json(std::count_if(stops->begin(), stops->end(),
+                                         [](std::size_t n) { return n > 0; }))
+          : nullptr;
   return json;
 }
 
-nlohmann::json run_json(const std::vector<Module> &modules,
-                        const RunResult &result) {
-  nlohmann::json json;
+// The report of `cmc scan --json` (docs/schema/scan.schema.json): the
+// same keys with and without --run, what only a run tells null without.
+nlohmann::json scan_json(const std::vector<Module> &modules,
+                         const RunResult *ran) {
+  nlohmann::json json = report_header();
   json["modules"] = nlohmann::json::array();
   for (std::size_t m = 0; m < modules.size(); ++m)
-    json["modules"].push_back(module_json(modules[m], &result.marks.stops[m]));
+    json["modules"].push_back(module_json(
+        modules[m], ran != nullptr ? &ran->marks.stops[m] : nullptr));
+  if (ran == nullptr) {
+    for (const char *key :
+         {"vdso_calls", "unscanned_sites", "sources", "uncontrolled", "run"})
+      json[key] = nullptr;
+    return json;
+  }
+  const RunResult &result = *ran;
   json["vdso_calls"] = nlohmann::json::array();
   for (const VdsoCall &call : result.marks.vdso_calls)
     json["vdso_calls"].push_back(
         {{"function", call.function}, {"calls", call.calls}});
   json["unscanned_sites"] = nlohmann::json::array();
   for (const UnscannedSite &site : result.marks.unscanned) {
+    const nlohmann::json address = fmt::format("{:#x}", site.address);
     nlohmann::json names = nlohmann::json::array();
     for (const long number : site.seen->numbers)
       names.push_back(decoder::syscall_name(number));
     json["unscanned_sites"].push_back(
         {{"path", site.path},
-         {site.in_module ? "address" : "file_offset",
-          fmt::format("{:#x}", site.address)},
+         {"address", site.in_module ? address : nullptr},
+         {"file_offset", site.in_module ? nullptr : address},
          {"missed_by_scan", site.in_module},
          {"numbers", site.seen->numbers},
          {"names", names},
@@ -309,9 +321,12 @@ void print_calls_seen(const SiteMarks &marks) {
 void add_scan_options(CLI::App &scan, ScanOptions &options) {
   scan.add_option("command", options.command,
                   "BINARY: the executable, its shared libraries found as "
-                  "ld.so finds them; with --run: -- PROGRAM [ARGS...]");
+                  "ld.so finds them; with --run: -- PROGRAM [ARGS...]")
+      ->type_name("");
   scan.add_option("--json", options.json,
-                  "Write every site as JSON to FILE (- for stdout)")
+                  "Write every site as JSON to FILE (- for stdout; "
+                  "docs/report-format.md)")
+      ->type_name("FILE")
       ->check(json_file());
   scan.add_flag("--all", options.sites,
                 "List the sites of libc and ld.so too, not only inline and "
@@ -323,13 +338,16 @@ void add_scan_options(CLI::App &scan, ScanOptions &options) {
                 "list the vDSO functions it called");
   scan.add_option("-m,--message", options.messages,
                   "With --run: a message to send once the program listens "
-                  "(repeatable, in order, one connection; C escapes decoded)");
+                  "(repeatable, in order, one connection; C escapes decoded)")
+      ->type_name("MESSAGE");
   scan.add_option("--seed", options.seed,
                   "With --run: seed of getrandom, /dev/urandom and AT_RANDOM")
+      ->type_name("N")
       ->check(whole_number());
   scan.add_option("--step-timeout", options.step_timeout_s,
                   "With --run: seconds to wait for the program to exit or "
-                  "wait for input (default 10, at most 86400)");
+                  "wait for input (default 10, at most 86400)")
+      ->type_name("SECONDS");
   scan.add_flag("--show-output", options.show_output,
                 "With --run: let the program write to cmc's stdout and "
                 "stderr");
@@ -352,17 +370,8 @@ int run_scan(const ScanOptions &options) {
   if (options.run)
     result = run_program(options, modules);
   const RunResult *ran = result ? &*result : nullptr;
-  if (!options.json.empty()) {
-    nlohmann::json json;
-    if (ran != nullptr) {
-      json = run_json(modules, *ran);
-    } else {
-      json = nlohmann::json::array();
-      for (const Module &module : modules)
-        json.push_back(module_json(module, nullptr));
-    }
-    json_output.write(json);
-  }
+  if (!options.json.empty())
+    json_output.write(scan_json(modules, ran));
   if (options.json != "-") {
     print_sites(modules, options.sites, ran != nullptr ? &ran->marks : nullptr);
     if (ran != nullptr)

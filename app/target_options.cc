@@ -68,7 +68,7 @@ CLI::Validator whole_number() {
                                  text);
             return "";
           },
-          "UINT", ""};
+          "", ""};
 }
 
 CLI::Validator json_file() {
@@ -106,35 +106,45 @@ std::chrono::milliseconds step_timeout(double seconds) {
 }
 
 void add_target_options(CLI::App &command, TargetOptions &options) {
-  command.add_option("-m,--message", options.messages,
-                     "One client message (repeatable); C escapes \\n \\r "
-                     "\\t \\\\ \\xHH are decoded. Tried in the order "
-                     "given.");
-  command.add_option("--client", options.clients,
-                     "Start a client NAME (repeatable): the -m after it are "
-                     "its messages, sent on a connection of its own opened "
-                     "at its first message");
+  command
+      .add_option("-m,--message", options.messages,
+                  "One client message (repeatable); C escapes \\n \\r "
+                  "\\t \\\\ \\xHH are decoded. Tried in the order "
+                  "given.")
+      ->type_name("MESSAGE");
+  command
+      .add_option("--client", options.clients,
+                  "Start a client NAME (repeatable): the -m after it are "
+                  "its messages, sent on a connection of its own opened "
+                  "at its first message")
+      ->type_name("NAME");
   command.add_flag("--disconnect", options.disconnect,
                    "With --client: add, per client, the step 'this client "
                    "closes its connection'");
-  command.add_option("--region", options.regions,
-                     "State to read after every step (repeatable): SYMBOL, "
-                     "SYMBOL:LEN or SYMBOL+OFF:LEN, from .symtab or .dynsym");
+  command
+      .add_option("--region", options.regions,
+                  "State to read after every step (repeatable): SYMBOL, "
+                  "SYMBOL:LEN or SYMBOL+OFF:LEN, from .symtab or .dynsym")
+      ->type_name("SYMBOL[+OFF][:LEN]");
   command
       .add_option("--invariant", options.invariant,
                   "Property checked on every transition: sticky (no "
                   "non-zero byte becomes zero), exclusive (at most one byte "
                   "is non-zero) or none. Crashes, exits and hangs during a "
                   "step are always violations.")
+      ->type_name("NAME")
       ->check(CLI::IsMember({"sticky", "exclusive", "none"}));
-  command.add_option("--forbid-response", options.forbid_response,
-                     "A violation for any reply of the target that matches "
-                     "REGEX (ECMAScript, anywhere in the bytes of a step)");
+  command
+      .add_option("--forbid-response", options.forbid_response,
+                  "A violation for any reply of the target that matches "
+                  "REGEX (ECMAScript, anywhere in the bytes of a step)")
+      ->type_name("REGEX");
   command
       .add_option("--property", options.properties,
                   "A property plugin (repeatable): a shared object built "
                   "against cmc/property.h, called with the whole path of "
                   "every new transition (see README, 'Property plugins')")
+      ->type_name("PLUGIN.so")
       ->transform([](const std::string &path) {
         return std::filesystem::absolute(path).string();
       });
@@ -144,31 +154,40 @@ void add_target_options(CLI::App &command, TargetOptions &options) {
       .add_option("--port", options.port,
                   "Connect to 127.0.0.1:PORT instead of the address the "
                   "target listens on")
-      ->check(CLI::Range(1, 65535));
-  command.add_option("--step-timeout", options.step_timeout_s,
-                     "Seconds a step may take before the target counts as "
-                     "hung (default 10, at most 86400)");
+      ->type_name("PORT")
+      ->check(CLI::Range(1, 65535).description(""));
+  command
+      .add_option("--step-timeout", options.step_timeout_s,
+                  "Seconds a step may take before the target counts as "
+                  "hung (default 10, at most 86400; 0.5 is half a second)")
+      ->type_name("SECONDS");
   command.add_flag("--show-output", options.show_output,
                    "Let the target write to cmc's stdout and stderr");
-  command.add_option(
-      "--writable", options.writable,
-      "A path the target may write besides its working directory "
-      "(repeatable): each run gets a private copy of it as it is when the "
-      "run starts. Relative: in the run's working directory, copied from "
-      "cmc's (an empty directory if it does not exist there); absolute: "
-      "must exist, mounted over in a mount namespace of the run's own. "
-      "Other writes stop the check naming the path.");
-  command.add_option("--tick", options.tick,
-                     "Add the step 'advance the target's virtual clock by "
-                     "DURATION' (10s, 250ms, ...) to the alphabet, tried "
-                     "after the messages; waits and timers whose deadline it "
-                     "passes fire");
+  command
+      .add_option(
+          "--writable", options.writable,
+          "A path the target may write besides its working directory "
+          "(repeatable): each run gets a private copy of it as it is when the "
+          "run starts. Relative: in the run's working directory, copied from "
+          "cmc's (an empty directory if it does not exist there); absolute: "
+          "must exist, mounted over in a mount namespace of the run's own. "
+          "Other writes stop the check naming the path.")
+      ->type_name("PATH");
+  command
+      .add_option("--tick", options.tick,
+                  "Add the step 'advance the target's virtual clock by "
+                  "DURATION' (10s, 250ms, ...) to the alphabet, tried "
+                  "after the messages; waits and timers whose deadline it "
+                  "passes fire")
+      ->type_name("DURATION");
   command
       .add_option("--seed", options.seed,
                   "Seed of getrandom, /dev/urandom and AT_RANDOM (default "
                   "0)")
+      ->type_name("N")
       ->check(whole_number());
-  command.add_option("command", options.command, "-- PROGRAM [ARGS...]");
+  command.add_option("command", options.command, "-- PROGRAM [ARGS...]")
+      ->type_name("");
 }
 
 void assign_clients(const CLI::App &command, TargetOptions &options) {

@@ -14,6 +14,7 @@ packages=(
   # from the help, CPack's file type test, man -w.
   help2man file man-db
   tmux # the interactive test of cmc explore
+  python3-jsonschema # the tests validate every JSON report against docs/schema
   # CI's checks: scripts/fuzz.sh (libFuzzer), lint.sh, tsan.sh (dpkg-source).
   clang-14 libclang-rt-14-dev clang-format clang-tidy dpkg-dev
   # Real servers cmc checks unmodified, as Debian ships them (their tests,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "app/check_command.h"
 #include "app/explore_command.h"
@@ -17,9 +18,29 @@
 #include "app/plugin_server.h"
 #include "app/replay_command.h"
 #include "app/scan_command.h"
+#include "app/version.h"
 #include "util/user_error.h"
 
 namespace {
+
+// CLI11's message for a bad command line, as one line, with where to look:
+// "--port: Value 0 not in range 1 to 65535 (see cmc check --help)". A
+// word that is no command is named (CLI11 says "A subcommand is
+// required").
+std::string usage_error_line(const CLI::App &app,
+                             const CLI::ParseError &error) {
+  const std::vector<CLI::App *> parsed = app.get_subcommands();
+  const CLI::App *command = parsed.empty() ? nullptr : parsed.front();
+  std::string text = error.what();
+  if (command == nullptr && !app.remaining().empty() &&
+      !app.remaining().front().starts_with("-"))
+    text = fmt::format("unknown command '{}': give check, scan, replay or "
+                       "explore",
+                       app.remaining().front());
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return fmt::format("{} (see cmc {}--help)", text,
+                     command == nullptr ? "" : command->get_name() + " ");
+}
 
 int run(int argc, char **argv) {
   // Everything after the first "--" is the target's command line, taken
@@ -35,7 +56,14 @@ int run(int argc, char **argv) {
     before.erase(dashes, before.end());
   }
   CLI::App app{"cmc: a model checker for unmodified Linux servers"};
+  app.set_version_flag("--version",
+                       fmt::format("cmc {}", cmc::app::kCmcVersion),
+                       "Print cmc's version and exit");
   app.require_subcommand(1);
+  app.footer("Example:\n  cmc check -m 'SET a\\n' -m 'SET b\\n' --region "
+             "cmc_state --invariant sticky -- ./kv 7000\n\n'cmc COMMAND "
+             "--help' explains a command. The JSON reports: "
+             "docs/report-format.md.");
   cmc::app::CheckOptions check_options;
   CLI::App *check = app.add_subcommand(
       "check", "Explore every order of the messages; report whether the "
@@ -49,6 +77,10 @@ int run(int argc, char **argv) {
   CLI::App *scan = app.add_subcommand(
       "scan", "List the syscall, sysenter and int 0x80 instructions of a "
               "binary and of the libraries it loads (Capstone)");
+  scan->footer(
+      "Examples:\n  cmc scan ./kv\n  cmc scan --run -m 'SET a\\n' --json "
+      "sites.json -- ./asm_kv 7000\n\nExit status: 0 scanned, 2 usage "
+      "error, 3 could not scan or follow the program.");
   cmc::app::add_scan_options(*scan, scan_options);
   cmc::app::ReplayOptions replay_options;
   CLI::App *replay = app.add_subcommand(
@@ -65,6 +97,8 @@ int run(int argc, char **argv) {
       "report's own build no longer shows its violation: not "
       "deterministic).");
   cmc::app::add_replay_options(*replay, replay_options);
+  replay->get_option("--from")->type_name("REPORT.json");
+  replay->get_option("--steps")->type_name("STEP");
   cmc::app::TargetOptions explore_options;
   CLI::App *explore = app.add_subcommand(
       "explore", "Start the target and take steps by hand, with catchpoints "
@@ -73,14 +107,15 @@ int run(int argc, char **argv) {
       "Example:\n  cmc explore -m 'SET a\\n' --region cmc_state -- ./kv "
       "7000\n\nCommands are read from the terminal (history, tab "
       "completion) or, without one, line by line from stdin; 'help' lists "
-      "them.");
+      "them.\n\nExit status: 0 at 'quit' or the end of the input, 2 usage "
+      "error, 3 could not start or follow the target.");
   cmc::app::add_explore_options(*explore, explore_options);
   try {
     app.parse(static_cast<int>(before.size()), before.data());
   } catch (const CLI::ParseError &error) {
     if (error.get_exit_code() == 0)
-      return app.exit(error); // --help
-    std::fprintf(stderr, "cmc: %s (see --help)\n", error.what());
+      return app.exit(error); // --help, --version
+    std::fprintf(stderr, "cmc: %s\n", usage_error_line(app, error).c_str());
     return static_cast<int>(cmc::ExitCode::kUsage);
   }
   if (!command.empty()) {

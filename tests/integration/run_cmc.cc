@@ -16,11 +16,14 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "tracer/sandbox.h"
 #include "util/unique_fd.h"
@@ -113,7 +116,51 @@ void read_both(int out_fd, int err_fd, std::string &out, std::string &err) {
   }
 }
 
+// The value of --json in args ("--json X" or "--json=X"), "" without one.
+std::string json_destination(const std::vector<std::string> &args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--")
+      break;
+    if (args[i] == "--json" && i + 1 < args.size())
+      return args[i + 1];
+    if (args[i].starts_with("--json="))
+      return args[i].substr(std::string_view("--json=").size());
+  }
+  return "";
+}
+
+// The report run wrote, copied to reports_dir(): from stdout with --json -,
+// else from the file (a regular one: not /dev/full). Nothing when cmc
+// wrote none (a usage error before it).
+void keep_report(const Started &started, const Outcome &run) {
+  if (started.json.empty() || started.command.empty())
+    return;
+  // A test process that asked for one: with none kept, the schema check
+  // fails (a selection of tests that asks for none has nothing to check).
+  std::filesystem::create_directories(reports_dir());
+  const std::ofstream asked(
+      fmt::format("{}/asked-by-{}", reports_dir(), getpid()));
+  std::string report = run.out;
+  if (started.json != "-") {
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(started.json, error))
+      return;
+    std::ifstream file(started.json, std::ios::binary);
+    report.assign(std::istreambuf_iterator<char>(file), {});
+  }
+  if (report.empty())
+    return;
+  static std::atomic<int> count{0};
+  const std::string dir = reports_dir() + "/" + started.command;
+  std::filesystem::create_directories(dir);
+  std::ofstream(fmt::format("{}/{}-{}.json", dir, getpid(), count++),
+                std::ios::binary)
+      << report;
+}
+
 } // namespace
+
+std::string reports_dir() { return build_dir() + "/tests/reports"; }
 
 std::string build_dir() { return self_dir() + "/../.."; }
 std::string cmc_binary() { return build_dir() + "/tools/cmc"; }
@@ -165,6 +212,9 @@ Started start_cmc(const std::vector<std::string> &args,
   close(err[1]);
   started.out_fd = out[0];
   started.err_fd = err[0];
+  if (!args.empty())
+    started.command = args.front();
+  started.json = json_destination(args);
   return started;
 }
 
@@ -174,6 +224,7 @@ Outcome finish(const Started &started) {
   int status = 0;
   waitpid(started.pid, &status, 0);
   run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  keep_report(started, run);
   return run;
 }
 

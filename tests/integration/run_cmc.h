@@ -51,7 +51,16 @@ struct Started {
   pid_t pid = -1;
   int out_fd = -1;
   int err_fd = -1;
+  // The subcommand ("check") and its --json destination ("-", a file, ""
+  // none): finish() keeps the report for the schema check (reports_dir()).
+  std::string command;
+  std::string json;
 };
+
+// Where finish() keeps a copy of every JSON report cmc wrote, one folder
+// per subcommand (reports/check/...): the test Reports.MatchTheirSchema
+// validates them all against docs/schema once the integration tests ran.
+std::string reports_dir();
 Started start_cmc(const std::vector<std::string> &args,
                   const std::string &input = "/dev/null");
 Outcome finish(const Started &started);

@@ -23,9 +23,11 @@ TEST(Scan, FindsEverySyscallSiteObjdumpFindsInLibc) {
   const Outcome run = run_cmc({"scan", "--json", "-", demo("kv")});
   ASSERT_EQ(run.status, 0) << run.err;
   const auto json = run.json();
-  ASSERT_TRUE(json.is_array()) << run.out;
+  ASSERT_TRUE(json.is_object() && json["modules"].is_array()) << run.out;
+  EXPECT_EQ(json["run"], nullptr) << "no --run";
   bool saw_libc = false;
-  for (const auto &module : json) {
+  for (const auto &module : json["modules"]) {
+    EXPECT_EQ(module["observed_sites"], nullptr) << "no --run";
     const std::string path = module["module"];
     if (path == demo("kv")) {
       EXPECT_EQ(module["count"], 0) << "kv makes no syscall of its own";
@@ -50,9 +52,9 @@ TEST(Scan, FindsEverySyscallSiteObjdumpFindsInLibc) {
 nlohmann::json static_module(const std::string &path) {
   const Outcome run = run_cmc({"scan", "--json", "-", path});
   EXPECT_EQ(run.status, 0) << run.err;
-  const auto json = run.json();
-  EXPECT_TRUE(json.is_array() && json.size() == 1) << run.out;
-  return json.is_array() && !json.empty() ? json[0] : nlohmann::json();
+  const auto modules = run.json()["modules"];
+  EXPECT_TRUE(modules.is_array() && modules.size() == 1) << run.out;
+  return modules.is_array() && !modules.empty() ? modules[0] : nlohmann::json();
 }
 
 // How many sites of module have each origin.
@@ -158,8 +160,8 @@ TEST(Scan, WithoutLibcAStaticSitesAreInlineAndSaySo) {
   std::ifstream file(out);
   const auto json = nlohmann::json::parse(file, nullptr, false);
   std::filesystem::remove_all(work);
-  ASSERT_TRUE(json.is_array() && json.size() == 1) << json;
-  const auto &module = json[0];
+  ASSERT_TRUE(json.is_object() && json["modules"].size() == 1) << json;
+  const auto &module = json["modules"][0];
   EXPECT_EQ(module["attribution"], "no static libc");
   EXPECT_EQ(module["static_libc"], nullptr);
   const std::string note = module["note"];

@@ -100,13 +100,14 @@ TEST_F(Rdtsc, ScanListsTheRdtscSitesObjdumpFinds) {
   const Outcome run = run_cmc({"scan", "--json", "-", target("tsc_lease")});
   ASSERT_EQ(run.status, 0) << run.err;
   const auto json = run.json();
-  ASSERT_TRUE(json.is_array() && json.size() >= 3) << run.out;
-  for (const auto &module : json)
+  ASSERT_TRUE(json.is_object() && json["modules"].size() >= 3) << run.out;
+  const auto &modules = json["modules"];
+  for (const auto &module : modules)
     EXPECT_EQ(static_cast<int>(module["tsc_sites"].size()),
               objdump_count(module["module"], "rdtscp?"))
         << module["module"];
   std::vector<std::string> instructions;
-  for (const auto &site : json[0]["tsc_sites"])
+  for (const auto &site : modules[0]["tsc_sites"])
     instructions.push_back(site["instruction"]);
   EXPECT_EQ(instructions, (std::vector<std::string>{"rdtsc", "rdtscp"}));
   const Outcome text = run_cmc({"scan", target("tsc_lease")});

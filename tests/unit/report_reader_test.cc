@@ -10,6 +10,7 @@ using nlohmann::json;
 // A report as cmc check --json writes one, with two clients and a tick.
 json good_report() {
   return json::parse(R"({
+    "format_version": 1, "cmc_version": "0.25.0",
     "verdict": "violated",
     "counterexample": [
       {"client": "A", "send": "LOCK\n"},
@@ -157,6 +158,14 @@ TEST(ReportReader, NumbersAreInRange) {
               "replay.seed: expected a whole number from 0 to "
               "18446744073709551615")
         << seed;
+}
+
+TEST(ReportReader, ReadsNoFormatNewerThanItsOwn) {
+  EXPECT_EQ(error_with("/format_version", 2),
+            "format_version: 2: this cmc reads reports of format 1");
+  json older = good_report();
+  older.erase("format_version");
+  EXPECT_EQ(error_of(older), "");
 }
 
 TEST(ReportReader, NamesTheBadTargetField) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "app/report.h"
 
@@ -122,6 +123,36 @@ TEST(CheckReport, TheProcessStateNamesItsHeap) {
                       "(--dedup raw); heap: raw bytes (no glibc malloc arena "
                       "found); "),
             std::string::npos);
+}
+
+// The keys of a JSON object, in order.
+std::vector<std::string> keys_of(const nlohmann::json &json) {
+  std::vector<std::string> keys;
+  for (const auto &[key, value] : json.items())
+    keys.push_back(key);
+  return keys;
+}
+
+// A report reader finds the same keys whatever the verdict: an error that
+// stops the check before a verdict has them all, null where it has none.
+TEST(CheckReport, EveryVerdictHasTheSameKeys) {
+  const StepNames names = kv_names(tracer::StateKind::kRegions);
+  search::Report violated = lossy_report();
+  violated.verdict = search::Verdict::kViolated;
+  violated.counterexample = {1, 0};
+  violated.violation = "sticky: byte 1 of cmc_state went 01 -> 00";
+  search::Report interrupted;
+  interrupted.interrupted = true;
+  const nlohmann::json holds = report_json(lossy_report(), names);
+  const nlohmann::json error = error_json("cannot start the target");
+  EXPECT_EQ(holds["format_version"], kReportFormatVersion);
+  EXPECT_EQ(error["format_version"], kReportFormatVersion);
+  EXPECT_EQ(error["verdict"], "error");
+  EXPECT_EQ(error["error"], "cannot start the target");
+  EXPECT_EQ(error["state"], nullptr);
+  EXPECT_EQ(keys_of(error), keys_of(holds));
+  EXPECT_EQ(keys_of(report_json(violated, names)), keys_of(holds));
+  EXPECT_EQ(keys_of(report_json(interrupted, names)), keys_of(holds));
 }
 
 } // namespace
