@@ -74,7 +74,8 @@ int run(int argc, char **argv) {
       "7000\n\nCommands are read from the terminal (history, tab "
       "completion) or, without one, line by line from stdin; 'help' lists "
       "them.");
-  cmc::app::add_explore_options(*explore, explore_options);
+  cmc::app::TraceOptions explore_trace;
+  cmc::app::add_explore_options(*explore, explore_options, explore_trace);
   try {
     app.parse(static_cast<int>(before.size()), before.data());
   } catch (const CLI::ParseError &error) {
@@ -107,7 +108,7 @@ int run(int argc, char **argv) {
     if (replay->parsed())
       return cmc::app::run_replay(replay_options);
     if (explore->parsed())
-      return cmc::app::run_explore(explore_options);
+      return cmc::app::run_explore(explore_options, explore_trace);
     return cmc::app::run_check(check_options);
   } catch (const cmc::UserError &error) {
     std::fprintf(stderr, "cmc: %s\n", error.what());
