@@ -52,6 +52,9 @@ struct StepNames {
 [[nodiscard]] std::string abstraction_caveat(const search::Report &report,
                                              const StepNames &names);
 
+// "regions", "process", "raw" or "path": --dedup's name of the state kind.
+[[nodiscard]] std::string_view state_name(tracer::StateKind state);
+
 // The JSON report of SPEC "JSON report".
 [[nodiscard]] nlohmann::json report_json(const search::Report &report,
                                          const StepNames &names);
