@@ -128,7 +128,8 @@ TEST_F(Explore, AVdsoCatchStopsAtTheClockReadOfClockKv) {
                                demo("clock_kv"), "7000"},
                               "catch vdso\nsend 1\nbt\ncontinue\nlog\nquit\n");
   ASSERT_EQ(run.status, 0) << run.err;
-  EXPECT_TRUE(has(run.out, "caught clock_gettime(CLOCK_REALTIME, 0x")) << run.out;
+  EXPECT_TRUE(has(run.out, "caught clock_gettime(CLOCK_REALTIME, 0x"))
+      << run.out;
   EXPECT_TRUE(has(run.out, "(catch 1: vdso)\n  #0 __vdso_clock_gettime+0x"))
       << run.out;
   // Past the patched stub: libc's clock_gettime, then kv's own code.

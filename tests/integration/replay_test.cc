@@ -299,7 +299,8 @@ TEST_F(Replay, TraceJsonHasEachStepsCallsRepliesAndChanges) {
                             {"result", "6"},
                             {"text", "read(4, \"SET a\\n\", 255) = 6"}}));
   EXPECT_EQ(second["syscalls"][1]["name"], "write");
-  EXPECT_EQ(second["waiting_in"], "read(4, 0x7fffffffe420, 255) = ?")
+  // The buffer's address depends on the environment's size.
+  EXPECT_TRUE(second["waiting_in"].get<std::string>().starts_with("read(4, 0x"))
       << second.dump(2);
   EXPECT_EQ(second["replies"],
             (nlohmann::json{{{"client", nullptr}, {"bytes", "OK\n"}}}));
