@@ -15,7 +15,7 @@ void add_trace_options(CLI::App &command, TraceOptions &options) {
                   "Show up to N bytes of each buffer and string a system "
                   "call reads or writes (as strace -s; paths are whole)")
       ->option_text("N (default 32)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 20U));
   command
       .add_option("-e", options.expression,
                   "Show only these system calls (as strace -e trace=): "
