@@ -166,15 +166,15 @@ void print_banner(const CheckOptions &options, const tracer::TargetSpec &spec,
   const auto bound = [](const std::optional<std::size_t> &limit) {
     return limit ? fmt::format("at most {}", *limit) : "unbounded";
   };
-  fmt::print(stderr,
-             "cmc: breadth-first search of {}, {} action{}: {} worker{}, "
-             "--mode {}, state {}, depth {}, states {}{}\n",
-             spec.launch.program, spec.alphabet_size(),
-             spec.alphabet_size() == 1 ? "" : "s", search.jobs,
-             search.jobs == 1 ? "" : "s", options.mode, state,
-             bound(options.max_depth), bound(options.max_states),
-             spec.tick ? fmt::format(", ticks at most {}", search.max_ticks)
-                       : "");
+  fmt::print(
+      stderr,
+      "cmc: breadth-first search of {}, {} action{}: {} worker{}, "
+      "--mode {}, state {}, depth {}, states {}{}\n",
+      spec.launch.program, spec.alphabet_size(),
+      spec.alphabet_size() == 1 ? "" : "s", search.jobs,
+      search.jobs == 1 ? "" : "s", spec.snapshots ? "snapshot" : "replay",
+      state, bound(options.max_depth), bound(options.max_states),
+      spec.tick ? fmt::format(", ticks at most {}", search.max_ticks) : "");
 }
 
 // The command that shows the counterexample step by step.
