@@ -9,6 +9,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "app/replay_command.h"
 #include "app/report.h"
@@ -149,6 +150,34 @@ search::Options search_options(const CheckOptions &options,
   return search;
 }
 
+// The settings the search runs with, on stderr before it starts, as TLC's
+// start banner: "cmc: breadth-first search of ./kv, 2 messages: 2
+// workers, --mode replay, state regions (cmc_state), depth and states
+// unbounded".
+void print_banner(const CheckOptions &options, const tracer::TargetSpec &spec,
+                  const search::Options &search) {
+  std::string state(state_name(spec.state));
+  if (spec.state == tracer::StateKind::kRegions) {
+    std::vector<std::string> regions;
+    for (const decoder::Region &region : spec.regions)
+      regions.push_back(region.name);
+    state += fmt::format(" ({}; merges audited against the whole process)",
+                         fmt::join(regions, ", "));
+  }
+  const auto bound = [](const std::optional<std::size_t> &limit) {
+    return limit ? fmt::format("at most {}", *limit) : "unbounded";
+  };
+  fmt::print(
+      stderr,
+      "cmc: breadth-first search of {}, {} action{}: {} worker{}, "
+      "--mode {}, state {}, depth {}, states {}{}\n",
+      spec.launch.program, spec.alphabet_size(),
+      spec.alphabet_size() == 1 ? "" : "s", search.jobs,
+      search.jobs == 1 ? "" : "s", spec.snapshots ? "snapshot" : "replay",
+      state, bound(options.max_depth), bound(options.max_states),
+      spec.tick ? fmt::format(", ticks at most {}", search.max_ticks) : "");
+}
+
 // The command that shows the counterexample step by step.
 void print_replay(std::FILE *out, const CheckOptions &options,
                   const search::Report &report, const StepNames &names) {
@@ -169,8 +198,11 @@ int check(const CheckOptions &options, JsonOutput &json_output) {
     tracer::pin_this_thread();
     return std::make_unique<tracer::ProcessExecutor>(spec);
   };
+  const search::Options search = search_options(options, *spec);
+  if (search.progress)
+    print_banner(options, *spec, search);
   auto report = search::breadth_first(factory, spec->alphabet_size(), *property,
-                                      layout, search_options(options, *spec));
+                                      layout, search);
   if (!report)
     cannot_check(report.error().message);
   StepNames names{spec, spec->tick ? format_duration(*spec->tick) : "",

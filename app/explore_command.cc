@@ -108,11 +108,13 @@ std::optional<std::string> read_stream(const char * /*prompt*/) {
 
 } // namespace
 
-void add_explore_options(CLI::App &explore, TargetOptions &options) {
+void add_explore_options(CLI::App &explore, TargetOptions &options,
+                         TraceOptions &trace) {
   add_target_options(explore, options);
+  add_trace_options(explore, trace);
 }
 
-int run_explore(const TargetOptions &options) {
+int run_explore(const TargetOptions &options, const TraceOptions &trace) {
   const bool terminal = isatty(STDIN_FILENO) != 0;
   ReadLine read_line = read_stream;
   catch_interrupts();
@@ -124,7 +126,7 @@ int run_explore(const TargetOptions &options) {
     read_line = read_terminal;
   }
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  Explorer explorer(options, read_line);
+  Explorer explorer(options, trace, read_line);
   while (true) {
     const auto line = read_line("(cmc) ");
     if (tracer::Watchdog::instance().interrupted())

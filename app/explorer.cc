@@ -89,8 +89,10 @@ void hex_dump(std::span<const std::byte> bytes) {
 class Explorer::Watcher final : public tracer::SyscallWatcher {
 public:
   Watcher(ReadLine read_line,
-          std::function<const std::vector<Module> &()> modules)
-      : read_line_(std::move(read_line)), modules_(std::move(modules)) {}
+          std::function<const std::vector<Module> &()> modules,
+          decoder::FormatOptions format)
+      : read_line_(std::move(read_line)), modules_(std::move(modules)),
+        trace_(true, format) {}
 
   Result<void> entered(const tracer::Tracee &tracee,
                        const tracer::VdsoLayout &vdso,
@@ -194,7 +196,7 @@ private:
   ReadLine read_line_;
   std::function<const std::vector<Module> &()> modules_;
   tracer::SiteLog sites_;
-  tracer::SyscallTrace trace_{true};
+  tracer::SyscallTrace trace_;
   std::vector<Catch> catches_;
   int last_id_ = 0;
   bool armed_ = false;
@@ -202,19 +204,22 @@ private:
   bool quit_ = false;
 };
 
-Explorer::Explorer(const TargetOptions &options, ReadLine read_line)
+Explorer::Explorer(const TargetOptions &options, const TraceOptions &trace,
+                   ReadLine read_line)
     : options_(options), spec_(target_spec(options)),
       layout_(layout_of(spec_->regions)),
       property_(make_check_property(options_, spec_, layout_)),
-      netns_(make_netns()) {
+      netns_(make_netns()), trace_out_(trace) {
   spec_->launch.observe = true;
   spec_->launch.netns = netns_.fd();
   watcher_ = std::make_unique<Watcher>(
-      std::move(read_line), [this]() -> const std::vector<Module> & {
+      std::move(read_line),
+      [this]() -> const std::vector<Module> & {
         if (!modules_)
           modules_ = scan_modules(spec_->launch.program);
         return *modules_;
-      });
+      },
+      trace_out_.format());
   restart();
   fmt::print("started {}: {} system calls until it waited for a client; "
              "'help' lists the commands\n",
@@ -278,7 +283,7 @@ void Explorer::take(const Step &step, bool quiet) {
     std::vector<tracer::TracedCall> calls = log_;
     for (auto &call : calls)
       call.backtrace.clear();
-    print_calls(calls, "  ");
+    print_calls(calls, "  ", trace_out_);
     print_responses(*spec_, received);
     print_effects(*spec_, run_->effects(), false);
   }
@@ -477,9 +482,9 @@ void Explorer::show_state() const {
 }
 
 void Explorer::show_log() const {
-  print_calls(log_, "  ");
+  print_calls(log_, "  ", trace_out_);
   if (const auto waiting = watcher_->trace().pending(run_->tracee());
-      waiting && !ended_)
+      waiting && !ended_ && trace_out_.shows(*waiting))
     fmt::print("  waiting in: {}\n", waiting->text);
 }
 

@@ -10,6 +10,7 @@
 #include "app/report.h"
 #include "app/site_marks.h"
 #include "app/target_options.h"
+#include "app/trace_output.h"
 #include "tracer/network_namespace.h"
 #include "tracer/site_log.h"
 #include "tracer/syscall_trace.h"
@@ -26,8 +27,10 @@ using ReadLine = std::function<std::optional<std::string>(const char *prompt)>;
 // stdout; a bad command prints one line and changes nothing.
 class Explorer {
 public:
-  // Starts the target; throws UserError when it cannot.
-  Explorer(const TargetOptions &options, ReadLine read_line);
+  // Starts the target; throws UserError when it cannot. trace says how
+  // the system calls of a step show.
+  Explorer(const TargetOptions &options, const TraceOptions &trace,
+           ReadLine read_line);
   Explorer(const Explorer &) = delete;
   Explorer &operator=(const Explorer &) = delete;
   Explorer(Explorer &&) = delete;
@@ -85,6 +88,7 @@ private:
   std::vector<std::vector<std::byte>> states_;
   std::vector<std::vector<std::string>> received_;
   tracer::NetworkNamespace netns_;
+  TraceOutput trace_out_;
   std::unique_ptr<Watcher> watcher_;
   std::optional<tracer::TargetRun> run_;
   std::vector<Step> path_;

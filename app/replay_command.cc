@@ -210,6 +210,10 @@ void add_replay_options(CLI::App &replay, ReplayOptions &options) {
                   "(libunwind, symbols and lines from libdwfl)");
   replay.add_flag("--startup", options.startup,
                   "Also list the system calls made before the first step");
+  replay.add_option("--json", options.json,
+                    "Write every step's system calls, replies and region "
+                    "changes as JSON to FILE");
+  add_trace_options(replay, options.trace);
 }
 
 nlohmann::json replay_json(const TargetOptions &options,
@@ -268,11 +272,14 @@ std::string replay_command_line(const TargetOptions &options,
 
 namespace {
 
-// The target started as replay shows it: every system call stops.
+// The target started as replay shows it: every system call stops. The
+// calls until it waits for a client go to startup (--json).
 tracer::TargetRun start_observed(const tracer::TargetSpec &spec,
                                  const tracer::NetworkNamespace &netns,
                                  tracer::SyscallTrace &trace,
-                                 bool list_startup) {
+                                 const ReplayOptions &options,
+                                 const TraceOutput &out,
+                                 nlohmann::json &startup) {
   tracer::LaunchSpec launch = spec.launch;
   launch.observe = true;
   launch.netns = netns.fd();
@@ -280,11 +287,12 @@ tracer::TargetRun start_observed(const tracer::TargetSpec &spec,
   auto run = tracer::TargetRun::start(spec, launch, located, &trace);
   if (!run)
     cannot_check(run.error().message);
-  const auto startup = trace.take();
+  const auto calls = trace.take();
   fmt::print("start: {} system calls until the target waited for a client{}\n",
-             startup.size(), list_startup ? ":" : " (--startup lists them)");
-  if (list_startup)
-    print_calls(startup, "  ");
+             calls.size(), options.startup ? ":" : " (--startup lists them)");
+  if (options.startup)
+    print_calls(calls, "  ", out);
+  startup = calls_json(calls);
   return std::move(*run);
 }
 
@@ -293,45 +301,79 @@ struct Violation {
   std::size_t step = 0;
 };
 
+// The replay so far: what the steps did, every state and what every
+// client received, for properties over the whole path.
+struct Replayed {
+  nlohmann::json steps = nlohmann::json::array(); // --json's
+  std::vector<std::vector<std::byte>> states;
+  std::vector<std::vector<std::string>> received;
+};
+
+// Takes step i and prints what the target did in it; the violation when
+// the target died by it.
+std::optional<Violation> take_step(tracer::TargetRun &run,
+                                   tracer::SyscallTrace &trace,
+                                   const tracer::TargetSpec &spec,
+                                   const Plan &plan, tracer::ActionId action,
+                                   std::size_t i, const TraceOutput &out,
+                                   Replayed &replayed) {
+  fmt::print("step {}: {}\n", i + 1,
+             step_text(plan.steps[i], plan.target.tick));
+  nlohmann::json json = step_json(plan.steps[i], plan.target.tick);
+  auto fault = run.step(action);
+  if (!fault)
+    cannot_check(fault.error().message);
+  const auto calls = trace.take();
+  print_calls(calls, "  ", out);
+  json["syscalls"] = calls_json(calls);
+  json["waiting_in"] = nullptr;
+  if (const auto waiting = trace.pending(run.tracee()); waiting && !*fault) {
+    if (out.shows(*waiting))
+      fmt::print("  waiting in: {}\n", waiting->text);
+    json["waiting_in"] = waiting->text;
+  }
+  replayed.received.push_back(run.drain());
+  print_effects(spec, run.effects(), true);
+  add_effects_json(json, run.effects());
+  print_responses(spec, replayed.received.back());
+  json["replies"] = replies_json(spec, replayed.received.back());
+  json["changes"] = nlohmann::json::array();
+  if (*fault) {
+    replayed.steps.push_back(std::move(json));
+    (*fault)->step = i;
+    print_backtrace(stdout, (*fault)->backtrace, 8);
+    return Violation{(*fault)->violation(), i + 1};
+  }
+  auto after = run.read_state();
+  if (!after)
+    cannot_check(after.error().message);
+  const auto layout = layout_of(spec.regions);
+  print_changes(layout, replayed.states.back(), *after);
+  json["changes"] =
+      changes_json(changes_of(layout, replayed.states.back(), *after));
+  replayed.steps.push_back(std::move(json));
+  replayed.states.push_back(std::move(*after));
+  return std::nullopt;
+}
+
 // Takes the steps one by one, printing what the target did in each, until
 // one breaks the property.
 Violation take_steps(tracer::TargetRun &run, tracer::SyscallTrace &trace,
                      const tracer::TargetSpec &spec, const Plan &plan,
                      const std::vector<tracer::ActionId> &actions,
-                     const search::Property &property) {
-  const auto layout = layout_of(spec.regions);
-  // Every state and what every client received, for properties over the
-  // whole path.
-  std::vector<std::vector<std::byte>> states;
-  std::vector<std::vector<std::string>> received;
+                     const search::Property &property, const TraceOutput &out,
+                     Replayed &replayed) {
   if (auto initial = run.read_state())
-    states.push_back(std::move(*initial));
+    replayed.states.push_back(std::move(*initial));
   else
     cannot_check(initial.error().message);
   for (std::size_t i = 0; i < actions.size(); ++i) {
-    fmt::print("step {}: {}\n", i + 1,
-               step_text(plan.steps[i], plan.target.tick));
-    auto fault = run.step(actions[i]);
-    if (!fault)
-      cannot_check(fault.error().message);
-    print_calls(trace.take(), "  ");
-    if (const auto waiting = trace.pending(run.tracee()); waiting && !*fault)
-      fmt::print("  waiting in: {}\n", waiting->text);
-    received.push_back(run.drain());
-    print_effects(spec, run.effects(), true);
-    print_responses(spec, received.back());
-    if (*fault) {
-      (*fault)->step = i;
-      print_backtrace(stdout, (*fault)->backtrace, 8);
-      return {(*fault)->violation(), i + 1};
-    }
-    auto after = run.read_state();
-    if (!after)
-      cannot_check(after.error().message);
-    print_changes(layout, states.back(), *after);
-    states.push_back(std::move(*after));
+    if (auto died =
+            take_step(run, trace, spec, plan, actions[i], i, out, replayed))
+      return *died;
     const std::span<const tracer::ActionId> path(actions.data(), i + 1);
-    if (auto violation = property.check_last_step({path, states, received}))
+    if (auto violation = property.check_last_step(
+            {path, replayed.states, replayed.received}))
       return {*violation, i + 1};
   }
   return {};
@@ -365,6 +407,8 @@ void not_reproduced(const Plan &plan, const std::string &program) {
 } // namespace
 
 int run_replay(const ReplayOptions &options) {
+  const TraceOutput out(options.trace);
+  JsonOutput json(options.json);
   const Plan plan = plan_of(options);
   auto spec = target_spec(plan.target);
   const auto actions = actions_of(plan.steps, *spec);
@@ -373,11 +417,25 @@ int run_replay(const ReplayOptions &options) {
   auto netns = tracer::NetworkNamespace::create();
   if (!netns)
     cannot_check(netns.error().message);
-  tracer::SyscallTrace trace(options.backtrace);
-  tracer::TargetRun run = start_observed(*spec, *netns, trace, options.startup);
+  tracer::SyscallTrace trace(options.backtrace, out.format());
+  nlohmann::json startup;
+  tracer::TargetRun run =
+      start_observed(*spec, *netns, trace, options, out, startup);
+  Replayed replayed;
   const Violation violation =
-      take_steps(run, trace, *spec, plan, actions, *property);
-  if (!violation.text.empty()) {
+      take_steps(run, trace, *spec, plan, actions, *property, out, replayed);
+  const bool violated = !violation.text.empty();
+  json.write({{"verdict", violated ? "violated" : "holds"},
+              {"violation", violated ? nlohmann::json(violation.text)
+                                     : nlohmann::json(nullptr)},
+              {"violation_step", violated ? nlohmann::json(violation.step)
+                                          : nlohmann::json(nullptr)},
+              {"expected_violation", plan.expected.empty()
+                                         ? nlohmann::json(nullptr)
+                                         : nlohmann::json(plan.expected)},
+              {"startup_syscalls", std::move(startup)},
+              {"steps", std::move(replayed.steps)}});
+  if (violated) {
     fmt::print("violated: {} (at step {} of {})\n", violation.text,
                violation.step, actions.size());
     return static_cast<int>(ExitCode::kViolation);

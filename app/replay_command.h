@@ -9,6 +9,7 @@
 
 #include "app/report.h"
 #include "app/target_options.h"
+#include "app/trace_output.h"
 
 namespace cmc::app {
 
@@ -21,6 +22,8 @@ struct ReplayOptions {
   std::vector<std::string> steps;
   bool backtrace = false;
   bool startup = false; // also list the calls before the first step
+  TraceOptions trace;   // -s, -e trace=, -o
+  std::string json;     // --json FILE: what each step did; "" none
 };
 
 void add_replay_options(CLI::App &replay, ReplayOptions &options);

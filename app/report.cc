@@ -52,6 +52,8 @@ void for_each_used(const tracer::Sources &sources, Visit visit) {
   }
 }
 
+} // namespace
+
 std::string_view state_name(tracer::StateKind state) {
   switch (state) {
   case tracer::StateKind::kProcess:
@@ -65,6 +67,8 @@ std::string_view state_name(tracer::StateKind state) {
   }
   return "regions";
 }
+
+namespace {
 
 // "glibc malloc: 12 chunks in use, 2 unreachable (left out), 3 free", or
 // the allocator's own words when the heap was hashed raw.

@@ -52,6 +52,9 @@ struct StepNames {
 [[nodiscard]] std::string abstraction_caveat(const search::Report &report,
                                              const StepNames &names);
 
+// "regions", "process", "raw" or "path": --dedup's name of the state kind.
+[[nodiscard]] std::string_view state_name(tracer::StateKind state);
+
 // The version of the JSON reports' format (docs/report-format.md): one
 // more when a key goes away or changes its meaning, not when one is added.
 inline constexpr int kReportFormatVersion = 1;

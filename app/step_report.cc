@@ -10,33 +10,79 @@
 namespace cmc::app {
 
 void print_calls(const std::vector<tracer::TracedCall> &calls,
-                 const char *indent) {
+                 const char *indent, const TraceOutput &out) {
+  std::FILE *file = out.file();
+  if (file != stdout)
+    indent = "";
   for (const tracer::TracedCall &call : calls) {
-    fmt::print("{}{}{}\n", indent, call.text,
+    if (!out.shows(call))
+      continue;
+    fmt::print(file, "{}{}{}\n", indent, call.text,
                call.vdso_function.empty()
                    ? ""
                    : fmt::format("  [vDSO {}]", call.vdso_function));
     for (std::size_t i = 0; i < call.backtrace.size(); ++i)
-      fmt::print("{}    #{} {}\n", indent, i,
+      fmt::print(file, "{}    #{} {}\n", indent, i,
                  tracer::describe(call.backtrace[i]));
   }
+}
+
+std::vector<ByteChange>
+changes_of(const std::vector<search::RegionLayout> &layout,
+           std::span<const std::byte> before,
+           std::span<const std::byte> after) {
+  std::vector<ByteChange> changes;
+  for (const search::RegionLayout &region : layout)
+    for (std::size_t i = 0; i < region.length; ++i) {
+      const std::size_t at = region.offset + i;
+      if (before[at] != after[at])
+        changes.push_back({region.name, i,
+                           static_cast<std::uint8_t>(before[at]),
+                           static_cast<std::uint8_t>(after[at])});
+    }
+  return changes;
+}
+
+nlohmann::json calls_json(const std::vector<tracer::TracedCall> &calls) {
+  nlohmann::json json = nlohmann::json::array();
+  for (const tracer::TracedCall &call : calls)
+    json.push_back({{"name", call.parts.name},
+                    {"args", call.parts.args},
+                    {"result", call.parts.result},
+                    {"text", call.text}});
+  return json;
+}
+
+nlohmann::json changes_json(const std::vector<ByteChange> &changes) {
+  nlohmann::json json = nlohmann::json::array();
+  for (const ByteChange &change : changes)
+    json.push_back({{"region", change.region},
+                    {"offset", change.offset},
+                    {"before", change.before},
+                    {"after", change.after}});
+  return json;
+}
+
+nlohmann::json replies_json(const tracer::TargetSpec &spec,
+                            const std::vector<std::string> &received) {
+  nlohmann::json json = nlohmann::json::array();
+  for (std::size_t client = 0; client < received.size(); ++client)
+    if (!received[client].empty())
+      json.push_back({{"client", spec.clients.empty()
+                                     ? nlohmann::json(nullptr)
+                                     : nlohmann::json(spec.clients.at(client))},
+                      {"bytes", received[client]}});
+  return json;
 }
 
 void print_changes(const std::vector<search::RegionLayout> &layout,
                    std::span<const std::byte> before,
                    std::span<const std::byte> after) {
-  bool any = false;
-  for (const search::RegionLayout &region : layout)
-    for (std::size_t i = 0; i < region.length; ++i) {
-      const std::size_t at = region.offset + i;
-      if (before[at] == after[at])
-        continue;
-      fmt::print("  changed: {}+{} {:02x} -> {:02x}\n", region.name, i,
-                 static_cast<unsigned>(before[at]),
-                 static_cast<unsigned>(after[at]));
-      any = true;
-    }
-  if (!any)
+  const std::vector<ByteChange> changes = changes_of(layout, before, after);
+  for (const ByteChange &change : changes)
+    fmt::print("  changed: {}+{} {:02x} -> {:02x}\n", change.region,
+               change.offset, change.before, change.after);
+  if (changes.empty())
     fmt::print("  changed: nothing in the regions\n");
 }
 

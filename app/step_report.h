@@ -1,9 +1,13 @@
 #pragma once
 
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "app/trace_output.h"
 #include "search/property.h"
 #include "tracer/syscall_trace.h"
 #include "tracer/target_run.h"
@@ -12,9 +16,36 @@ namespace cmc::app {
 
 // How replay and explore show what a step did.
 
-// Each call on a line after indent, its backtrace frames below it.
+// Each call out shows on a line after indent (none in an -o file), its
+// backtrace frames below it.
 void print_calls(const std::vector<tracer::TracedCall> &calls,
-                 const char *indent);
+                 const char *indent, const TraceOutput &out = {});
+
+// A byte of a region that a step changed.
+struct ByteChange {
+  std::string region;
+  std::size_t offset = 0; // in the region
+  std::uint8_t before = 0;
+  std::uint8_t after = 0;
+};
+[[nodiscard]] std::vector<ByteChange>
+changes_of(const std::vector<search::RegionLayout> &layout,
+           std::span<const std::byte> before, std::span<const std::byte> after);
+
+// For replay --json: [{"name": "write", "args": ["4", "\"OK\\n\"", "3"],
+// "result": "3", "text": "write(...) = 3"}, ...], every call (-e does
+// not filter them).
+[[nodiscard]] nlohmann::json
+calls_json(const std::vector<tracer::TracedCall> &calls);
+// [{"region": "cmc_state", "offset": 1, "before": 1, "after": 0}, ...]
+[[nodiscard]] nlohmann::json
+changes_json(const std::vector<ByteChange> &changes);
+// [{"client": "A", "bytes": "OK\n"}, ...]: what each client received (the
+// client null with one unnamed client), the clients that received nothing
+// left out.
+[[nodiscard]] nlohmann::json
+replies_json(const tracer::TargetSpec &spec,
+             const std::vector<std::string> &received);
 
 // "  changed: cmc_state+1 01 -> 00" for each byte that changed.
 void print_changes(const std::vector<search::RegionLayout> &layout,

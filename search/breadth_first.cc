@@ -59,29 +59,41 @@ struct Transition {
 // kRestart: new volatile bytes were masked; the search must start again.
 enum class Outcome { kContinue, kViolated, kRestart };
 
-// Prints a progress line about once a second, from the first second on.
+// Prints a progress line about once a second, from the first second on,
+// as TLC's: the time, the depth, the distinct states, the states left on
+// the queue (those of this level not expanded yet, and those found for the
+// next), and the rate of new states over the last interval and overall.
 class ProgressMeter {
 public:
   ProgressMeter(bool enabled, Clock::time_point start)
-      : enabled_(enabled), start_(start),
+      : enabled_(enabled), start_(start), last_(start),
         next_(start + std::chrono::seconds(1)) {}
 
-  void update(const Report &report, std::size_t depth, std::size_t frontier) {
-    if (!enabled_ || Clock::now() < next_)
+  void update(const Report &report, std::size_t depth, std::size_t queued) {
+    const Clock::time_point now = Clock::now();
+    if (!enabled_ || now < next_)
       return;
-    next_ = Clock::now() + std::chrono::seconds(1);
+    next_ = now + std::chrono::seconds(1);
     const double elapsed = seconds_since(start_);
+    const double interval = std::chrono::duration<double>(now - last_).count();
+    const std::size_t found = report.distinct_states - last_distinct_;
     fmt::print(stderr,
-               "cmc: depth {}, {} distinct, {} merges, frontier {}, "
-               "{:.0f} states/s, {:.0f} transitions/s\n",
-               depth, report.distinct_states, report.dedup_merges, frontier,
-               static_cast<double>(report.distinct_states) / elapsed,
-               static_cast<double>(report.transitions) / elapsed);
+               "cmc: progress {:.1f} s: depth {}, {} distinct states, {} "
+               "left on queue, {} merges, {} transitions; {:.0f} states/s "
+               "now, {:.0f} states/s overall\n",
+               elapsed, depth, report.distinct_states, queued,
+               report.dedup_merges, report.transitions,
+               static_cast<double>(found) / interval,
+               static_cast<double>(report.distinct_states) / elapsed);
+    last_ = now;
+    last_distinct_ = report.distinct_states;
   }
 
 private:
   bool enabled_;
   Clock::time_point start_;
+  Clock::time_point last_; // of the last line
+  std::size_t last_distinct_ = 0;
   Clock::time_point next_;
 };
 
@@ -302,7 +314,13 @@ Result<Outcome> Search::expand_level(std::uint32_t begin, std::uint32_t end) {
       if (!outcome || *outcome != Outcome::kContinue)
         return outcome;
     }
-    progress_.update(report_, depth_, end - begin);
+    // The states not expanded yet: those of this level after the batch's,
+    // and those found for the next.
+    const std::size_t expanded =
+        begin + (first + batch.size()) / alphabet_size_;
+    progress_.update(report_, depth_,
+                     report_.distinct_states -
+                         std::min(expanded, report_.distinct_states));
   }
   return Outcome::kContinue;
 }

@@ -109,7 +109,8 @@ int run(int argc, char **argv) {
       "completion) or, without one, line by line from stdin; 'help' lists "
       "them.\n\nExit status: 0 at 'quit' or the end of the input, 2 usage "
       "error, 3 could not start or follow the target.");
-  cmc::app::add_explore_options(*explore, explore_options);
+  cmc::app::TraceOptions explore_trace;
+  cmc::app::add_explore_options(*explore, explore_options, explore_trace);
   try {
     app.parse(static_cast<int>(before.size()), before.data());
   } catch (const CLI::ParseError &error) {
@@ -142,7 +143,7 @@ int run(int argc, char **argv) {
     if (replay->parsed())
       return cmc::app::run_replay(replay_options);
     if (explore->parsed())
-      return cmc::app::run_explore(explore_options);
+      return cmc::app::run_explore(explore_options, explore_trace);
     return cmc::app::run_check(check_options);
   } catch (const cmc::UserError &error) {
     std::fprintf(stderr, "cmc: %s\n", error.what());

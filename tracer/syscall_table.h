@@ -118,6 +118,19 @@ struct PathArg {
   int path = -1; // -1: none
 };
 
+// The classes of calls strace's -e trace=%CLASS names, a bit each:
+// %file a call that takes a file name, %desc one that takes a descriptor
+// (not a socket's: those are %network), %memory one that maps memory,
+// %process one that ends or replaces the process, %signal one that
+// handles signals.
+using TraceClasses = std::uint8_t;
+constexpr TraceClasses kFile = 1U << 0U;
+constexpr TraceClasses kDesc = 1U << 1U;
+constexpr TraceClasses kNetwork = 1U << 2U;
+constexpr TraceClasses kMemory = 1U << 3U;
+constexpr TraceClasses kProcess = 1U << 4U;
+constexpr TraceClasses kSignal = 1U << 5U;
+
 // One row per system call cmc knows: everything it knows of the call.
 struct Syscall {
   std::string_view name;
@@ -125,6 +138,7 @@ struct Syscall {
   // How strace-like output shows its arguments (decoder/syscall_format.h);
   // nothing: six registers in hex.
   std::optional<std::string_view> shape;
+  TraceClasses classes = 0; // of strace's -e trace=%CLASS
   // What cmc does at its stop; nullptr: the filter lets it run untrapped.
   Handler handler = nullptr;
   // The source of time or randomness every stop of it reads, noted for the
@@ -150,10 +164,34 @@ struct Syscall {
 [[nodiscard]] const Syscall *syscall_of(long number);
 
 // The call as strace shows it (decoder::format_syscall), with its row's
-// shape.
+// shape; and the same in parts (decoder::format_call).
 [[nodiscard]] std::string
 format_syscall(long number, const std::array<std::uint64_t, 6> &args,
-               std::optional<long> result, const decoder::MemoryReader &read);
+               std::optional<long> result, const decoder::MemoryReader &read,
+               const decoder::FormatOptions &options = {});
+[[nodiscard]] decoder::FormattedCall
+format_call(long number, const std::array<std::uint64_t, 6> &args,
+            std::optional<long> result, const decoder::MemoryReader &read,
+            const decoder::FormatOptions &options = {});
+
+// Which calls a trace shows, as strace's -e trace=SET says: a comma list
+// of call names (any x86-64 call) and classes (%file, %desc, %network,
+// %memory, %process, %signal: of the table's rows), "all" or "none", the
+// whole list negated by a leading "!".
+class TraceFilter {
+public:
+  // Every call.
+  TraceFilter() = default;
+  // The filter of a list, or the error naming the word that is none of
+  // the above.
+  [[nodiscard]] static Result<TraceFilter> parse(std::string_view list);
+
+  [[nodiscard]] bool shows(long number) const;
+
+private:
+  std::vector<long> numbers_; // sorted
+  bool negated_ = true;       // numbers_ are the calls not shown
+};
 
 // The BPF program, built once with libseccomp: every syscall runs freely
 // except the rows with a handler, which stop the target for cmc.

@@ -23,10 +23,14 @@ decoder::MemoryReader reader_of(const Tracee &tracee) {
   };
 }
 
-std::string text_of(const Tracee &tracee, long number,
-                    const std::array<std::uint64_t, 6> &args,
-                    std::optional<long> result) {
-  return format_syscall(number, args, result, reader_of(tracee));
+// Sets call's text and parts.
+void set_text(TracedCall &call, const Tracee &tracee,
+              const std::array<std::uint64_t, 6> &args,
+              std::optional<long> result,
+              const decoder::FormatOptions &format) {
+  call.parts =
+      format_call(call.number, args, result, reader_of(tracee), format);
+  call.text = call.parts.text();
 }
 
 } // namespace
@@ -35,6 +39,7 @@ Result<void> SyscallTrace::entered(const Tracee &tracee, const VdsoLayout &vdso,
                                    const user_regs_struct &regs) {
   Entry entry;
   entry.number = static_cast<long>(regs.orig_rax);
+  entry.call.number = entry.number;
   entry.args = {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
   entry.call.site = regs.rip - 2;
   if (const auto *function = vdso.function_at(entry.call.site))
@@ -66,8 +71,8 @@ Result<void> SyscallTrace::returned(const Tracee &tracee,
     return {};
   Entry entry = std::move(*entered_);
   entered_.reset();
-  entry.call.text =
-      text_of(tracee, entry.number, entry.args, static_cast<long>(regs.rax));
+  set_text(entry.call, tracee, entry.args, static_cast<long>(regs.rax),
+           format_);
   calls_.push_back(std::move(entry.call));
   return {};
 }
@@ -88,7 +93,7 @@ std::optional<TracedCall> SyscallTrace::pending(const Tracee &tracee) const {
   if (!entered_)
     return std::nullopt;
   TracedCall call = entered_->call;
-  call.text = text_of(tracee, entered_->number, entered_->args, std::nullopt);
+  set_text(call, tracee, entered_->args, std::nullopt, format_);
   return call;
 }
 

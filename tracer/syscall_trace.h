@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "decoder/syscall_format.h"
 #include "tracer/backtrace.h"
 #include "tracer/syscall_watcher.h"
 
@@ -13,7 +14,9 @@ namespace cmc::tracer {
 
 // One system call of the target, as a replay shows it.
 struct TracedCall {
+  long number = -1;             // x86-64
   std::string text;             // "write(4, \"OK\\n\", 3) = 3"
+  decoder::FormattedCall parts; // the same in parts
   std::uint64_t site = 0;       // the instruction's address
   std::string vdso_function;    // the patched vDSO function it came from, or ""
   std::vector<Frame> backtrace; // with backtraces: the stack at its entry
@@ -23,7 +26,8 @@ struct TracedCall {
 // the user stack at its entry (libunwind + libdwfl).
 class SyscallTrace final : public SyscallWatcher {
 public:
-  explicit SyscallTrace(bool backtraces) : backtraces_(backtraces) {}
+  explicit SyscallTrace(bool backtraces, decoder::FormatOptions format = {})
+      : backtraces_(backtraces), format_(format) {}
 
   [[nodiscard]] Result<void> entered(const Tracee &tracee,
                                      const VdsoLayout &vdso,
@@ -49,6 +53,7 @@ private:
   };
 
   bool backtraces_;
+  decoder::FormatOptions format_;
   std::optional<Backtracer> backtracer_;
   std::optional<Entry> entered_;
   std::vector<TracedCall> calls_;

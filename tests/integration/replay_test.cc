@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
+#include <sstream>
 
 #include "tests/integration/run_cmc.h"
 
@@ -167,6 +170,167 @@ TEST_F(Replay, BadRequestsAreUsageErrors) {
   EXPECT_EQ(missing.status, 3);
   EXPECT_EQ(missing.err, "cmc: cannot read the report " + path("none.json") +
                              ": No such file or directory\n");
+}
+
+// strace-grade traces: named flags and constants, -s, -e trace=, -o,
+// replay --json with each step's calls; and check's start banner.
+
+bool has(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The names of the calls on the trace's lines: "  name(" at the start.
+std::vector<std::string> call_names(const std::string &text,
+                                    const std::string &indent) {
+  std::vector<std::string> names;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with(indent) || line.starts_with(indent + " "))
+      continue;
+    const auto open = line.find('(');
+    const std::string name = line.substr(indent.size(), open - indent.size());
+    if (open != std::string::npos &&
+        name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") ==
+            std::string::npos)
+      names.push_back(name);
+  }
+  return names;
+}
+
+// cmc replay of SET a on kv, with the calls before it, and options.
+Outcome replay_kv(std::vector<std::string> options) {
+  std::vector<std::string> args{"replay", "--startup", "--region", "cmc_state"};
+  args.insert(args.end(), options.begin(), options.end());
+  args.insert(args.end(), {"--steps", "SET a\\n", "--", demo("kv"), "7000"});
+  return run_cmc(args);
+}
+
+TEST_F(Replay, TraceFlagsAndConstantsAreNamed) {
+  const Outcome run = replay_kv({});
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(has(run.out, ", PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, "
+                           "-1, 0) = 0x"))
+      << run.out;
+  EXPECT_TRUE(has(run.out, "  socket(AF_INET, SOCK_STREAM, IPPROTO_IP) = 3\n"))
+      << run.out;
+  EXPECT_TRUE(has(run.out, "  setsockopt(3, SOL_SOCKET, SO_REUSEADDR, 0x"))
+      << run.out;
+  EXPECT_TRUE(has(run.out,
+                  "  bind(3, {sa_family=AF_INET, sin_port=htons(7000), "
+                  "sin_addr=inet_addr(\"127.0.0.1\")}, 16) = 0\n"))
+      << run.out;
+  EXPECT_TRUE(has(run.out, "openat(AT_FDCWD, \"")) << run.out;
+  EXPECT_TRUE(has(run.out, "O_RDONLY|O_CLOEXEC) = 3")) << run.out;
+  EXPECT_TRUE(has(run.out, " = -1 ENOENT (No such file or directory)\n"))
+      << run.out;
+  EXPECT_TRUE(has(run.out, "  read(4, \"SET a\\n\", 255) = 6\n")) << run.out;
+}
+
+TEST_F(Replay, TraceSetsShowOnlyTheirCalls) {
+  const Outcome run = replay_kv({"-e", "trace=accept,write"});
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(call_names(run.out, "  "),
+            (std::vector<std::string>{"accept", "write"}))
+      << run.out;
+  const Outcome network = replay_kv({"-e", "trace=%network"});
+  EXPECT_EQ(call_names(network.out, "  "),
+            (std::vector<std::string>{"socket", "setsockopt", "bind", "listen",
+                                      "accept"}))
+      << network.out;
+  const Outcome memory = replay_kv({"-e", "trace=!%memory,%file,read"});
+  const auto names = call_names(memory.out, "  ");
+  EXPECT_TRUE(std::ranges::find(names, "write") != names.end()) << memory.out;
+  for (const char *hidden : {"mmap", "openat", "read", "brk"})
+    EXPECT_TRUE(std::ranges::find(names, hidden) == names.end())
+        << hidden << " in " << memory.out;
+}
+
+TEST_F(Replay, TraceOfAnUnknownCallIsAUsageError) {
+  const Outcome run = replay_kv({"-e", "trace=read,frobnicate"});
+  EXPECT_EQ(run.status, 2) << run.err;
+  EXPECT_EQ(run.err, "cmc: -e trace: 'frobnicate' is no system call or class "
+                     "(%file, %desc, %network, %memory, %process, %signal)\n");
+  EXPECT_EQ(run.out, "");
+}
+
+TEST_F(Replay, TraceStringLimitCutsBuffers) {
+  const Outcome run = replay_kv({"-s", "4"});
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(has(run.out, "  read(4, \"SET \"..., 255) = 6\n")) << run.out;
+  EXPECT_TRUE(has(run.out, "  write(4, \"OK\\n\", 3) = 3\n")) << run.out;
+  // Paths are whole, as strace shows them.
+  EXPECT_TRUE(has(run.out, "\"/etc/ld.so.cache\"")) << run.out;
+}
+
+TEST_F(Replay, TraceOutputGoesToAFile) {
+  const std::string file = path("trace.txt");
+  const Outcome run = replay_kv({"-o", file, "-e", "trace=read,write"});
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(call_names(run.out, "  ").empty()) << run.out;
+  EXPECT_TRUE(has(run.out, "step 1: send \"SET a\\n\"\n")) << run.out;
+  std::ifstream in(file);
+  const std::string trace{std::istreambuf_iterator<char>(in), {}};
+  EXPECT_TRUE(has(trace, "read(4, \"SET a\\n\", 255) = 6\n"
+                         "write(4, \"OK\\n\", 3) = 3\n"))
+      << trace;
+}
+
+TEST_F(Replay, TraceJsonHasEachStepsCallsRepliesAndChanges) {
+  const std::string file = path("replay.json");
+  const Outcome run =
+      run_cmc({"replay", "--json", file, "--region", "cmc_state", "--invariant",
+               "sticky", "--steps", "SET b\\n", "SET a\\n", "--",
+               demo("kv_bug"), "7000"});
+  EXPECT_EQ(run.status, 1) << run.err;
+  std::ifstream in(file);
+  const nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(json.is_object()) << file;
+  EXPECT_EQ(json["verdict"], "violated");
+  EXPECT_EQ(json["violation_step"], 2);
+  EXPECT_EQ(json["violation"], "sticky: byte 1 of cmc_state went 01 -> 00");
+  EXPECT_FALSE(json["startup_syscalls"].empty());
+  ASSERT_EQ(json["steps"].size(), 2U) << json.dump(2);
+  const nlohmann::json &second = json["steps"][1];
+  EXPECT_EQ(second["send"], "SET a\n");
+  ASSERT_EQ(second["syscalls"].size(), 2U) << second.dump(2);
+  EXPECT_EQ(second["syscalls"][0],
+            (nlohmann::json{{"name", "read"},
+                            {"args", {"4", "\"SET a\\n\"", "255"}},
+                            {"result", "6"},
+                            {"text", "read(4, \"SET a\\n\", 255) = 6"}}));
+  EXPECT_EQ(second["syscalls"][1]["name"], "write");
+  // The buffer's address depends on the environment's size.
+  EXPECT_TRUE(second["waiting_in"].get<std::string>().starts_with("read(4, 0x"))
+      << second.dump(2);
+  EXPECT_EQ(second["replies"],
+            (nlohmann::json{{{"client", nullptr}, {"bytes", "OK\n"}}}));
+  EXPECT_EQ(
+      second["changes"],
+      (nlohmann::json{
+          {{"region", "cmc_state"}, {"offset", 0}, {"before", 0}, {"after", 1}},
+          {{"region", "cmc_state"},
+           {"offset", 1},
+           {"before", 1},
+           {"after", 0}}}));
+}
+
+// TLC's habit: the settings of the search before it starts.
+TEST_F(Replay, CheckSaysItsSettingsBeforeItStarts) {
+  const Outcome run =
+      run_cmc({"check", "-j", "1", "--max-depth", "3", "-m", "SET a\\n",
+               "--region", "cmc_state", "--", demo("kv"), "7000"});
+  EXPECT_EQ(run.status, 0) << run.err;
+  // The mode is the default's, whichever that is.
+  EXPECT_TRUE(run.err.starts_with("cmc: breadth-first search of " + demo("kv") +
+                                  ", 1 action: 1 worker, --mode "))
+      << run.err;
+  EXPECT_TRUE(has(run.err, ", state regions (cmc_state; merges audited "
+                           "against the whole process), depth at most 3, "
+                           "states unbounded\n"))
+      << run.err;
+  const Outcome quiet = run_cmc({"check", "-q", "-m", "SET a\\n", "--region",
+                                 "cmc_state", "--", demo("kv"), "7000"});
+  EXPECT_EQ(quiet.err, "") << quiet.err;
 }
 
 } // namespace
