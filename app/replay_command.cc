@@ -210,9 +210,11 @@ void add_replay_options(CLI::App &replay, ReplayOptions &options) {
                   "(libunwind, symbols and lines from libdwfl)");
   replay.add_flag("--startup", options.startup,
                   "Also list the system calls made before the first step");
-  replay.add_option("--json", options.json,
-                    "Write every step's system calls, replies and region "
-                    "changes as JSON to FILE");
+  replay
+      .add_option("--json", options.json,
+                  "Write every step's system calls, replies and region "
+                  "changes as JSON to FILE (docs/report-format.md)")
+      ->type_name("FILE");
   add_trace_options(replay, options.trace);
 }
 
@@ -425,7 +427,9 @@ int run_replay(const ReplayOptions &options) {
   const Violation violation =
       take_steps(run, trace, *spec, plan, actions, *property, out, replayed);
   const bool violated = !violation.text.empty();
-  json.write({{"verdict", violated ? "violated" : "holds"},
+  nlohmann::json report = report_header();
+  report.update(nlohmann::json{
+      {"verdict", violated ? "violated" : "holds"},
               {"violation", violated ? nlohmann::json(violation.text)
                                      : nlohmann::json(nullptr)},
               {"violation_step", violated ? nlohmann::json(violation.step)
@@ -435,6 +439,7 @@ int run_replay(const ReplayOptions &options) {
                                          : nlohmann::json(plan.expected)},
               {"startup_syscalls", std::move(startup)},
               {"steps", std::move(replayed.steps)}});
+  json.write(report);
   if (violated) {
     fmt::print("violated: {} (at step {} of {})\n", violation.text,
                violation.step, actions.size());

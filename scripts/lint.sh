@@ -3,8 +3,10 @@
 # tree; clang-tidy (.clang-tidy, every warning an error) on the C/C++ files
 # changed since a base commit (the work tree included), with the compile
 # commands of build-lint/ (setup.sh's, configured without precompiled
-# headers: clang cannot read the tests' GCC ones) or, for the harnesses,
-# build-fuzz/ (fuzz.sh's), both configured here. A changed header is tidied
+# headers, which clang cannot read when GCC made them, and without unity
+# batches, whose commands name no source file) or, for the harnesses,
+# build-lint-fuzz/ (fuzz.sh's, without unity batches), both configured
+# here. A changed header is tidied
 # through a source file that includes it.
 #
 # The base: CMC_LINT_BASE, else the commit in .ci/lint-base. CI runs on a
@@ -20,7 +22,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${CMC_LINT_BASE:-$(cat .ci/lint-base)}
-builds=(build-lint build-fuzz)
+builds=(build-lint build-lint-fuzz)
 
 if ! git cat-file -e "$base^{tree}" 2>/dev/null; then
   if [[ -z ${CMC_LINT_BASE:-} && $(git rev-parse --is-shallow-repository) == \
@@ -35,9 +37,10 @@ if ! git cat-file -e "$base^{tree}" 2>/dev/null; then
   fi
 fi
 # The packages (clang-format and clang-tidy among them), the compile commands.
-CMC_BUILD_DIR=build-lint CMC_CMAKE_FLAGS=-DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON \
-  scripts/setup.sh --configure
-scripts/fuzz.sh --configure
+CMC_BUILD_DIR=build-lint CMC_CMAKE_FLAGS="-DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON \
+-DCMAKE_UNITY_BUILD=OFF" scripts/setup.sh --configure
+CMC_FUZZ_BUILD_DIR=build-lint-fuzz CMC_CMAKE_FLAGS=-DCMAKE_UNITY_BUILD=OFF \
+  scripts/fuzz.sh --configure
 
 mapfile -d '' all < <(git ls-files -z -- '*.c' '*.cc' '*.h')
 clang-format --dry-run -Werror "${all[@]}"

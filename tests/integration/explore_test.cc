@@ -55,10 +55,6 @@ protected:
   std::filesystem::path dir_;
 };
 
-bool has(const std::string &text, const std::string &part) {
-  return text.find(part) != std::string::npos;
-}
-
 // explore takes replay's strace options: -e trace= and -s.
 TEST_F(Explore, TraceOptionsFilterAndCutTheStepsCalls) {
   const Outcome run =

@@ -175,10 +175,6 @@ TEST_F(Replay, BadRequestsAreUsageErrors) {
 // strace-grade traces: named flags and constants, -s, -e trace=, -o,
 // replay --json with each step's calls; and check's start banner.
 
-bool has(const std::string &text, const std::string &part) {
-  return text.find(part) != std::string::npos;
-}
-
 // The names of the calls on the trace's lines: "  name(" at the start.
 std::vector<std::string> call_names(const std::string &text,
                                     const std::string &indent) {

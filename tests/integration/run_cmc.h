@@ -14,6 +14,11 @@ std::string build_dir();
 std::string cmc_binary();
 std::string demo(const std::string &name);
 std::string target(const std::string &name);
+
+// Whether text holds part.
+inline bool has(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
 // An example property plugin of demo/properties, built.
 std::string plugin(const std::string &name);
 

@@ -26,6 +26,17 @@ def path_text(error):
     return text
 
 
+def resolver_of(schema, schema_dir):
+    """Resolves a reference to another schema of schema_dir (a replay step
+    uses the check report's definitions) by its $id, not over the network.
+    """
+    store = {}
+    for path in schema_dir.glob("*.schema.json"):
+        other = json.loads(path.read_text())
+        store[other["$id"]] = other
+    return jsonschema.RefResolver.from_schema(schema, store=store)
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -44,7 +55,8 @@ def main():
         schema = json.loads(schema_path.read_text())
         validator_class = jsonschema.validators.validator_for(schema)
         validator_class.check_schema(schema)
-        validator = validator_class(schema)
+        validator = validator_class(schema, resolver=resolver_of(schema,
+                                                                 schema_dir))
         for report_path in reports:
             counts[kind] = counts.get(kind, 0) + 1
             try:
