@@ -22,10 +22,10 @@ struct CheckOptions {
   std::string json;             // "" none, "-" stdout
   bool quiet = false;
   std::optional<std::size_t> max_ticks;
-  bool once = false;           // each message at most once per path
-  bool mask_volatile = false;  // mask bytes that differ between runs
-  std::string dedup;           // --dedup; "" the default for the options
-  bool strict = false;         // a lossy merge of the regions is an error
+  bool once = false;          // each message at most once per path
+  bool mask_volatile = false; // mask bytes that differ between runs
+  std::string dedup;          // --dedup; "" the default for the options
+  bool strict = false;        // a lossy merge of the regions is an error
   // --mode: replay or snapshot; empty: snapshot, but replay with
   // --mask-volatile.
   std::string mode;

@@ -18,6 +18,16 @@
 #include "util/user_error.h"
 
 namespace cmc::app {
+
+// "write" stops at write; "vdso" at calls of patched vDSO functions;
+// "inline" at sites outside libc and ld.so; "all" everywhere. Not in the
+// anonymous namespace: Explorer::Watcher, a class of a header, keeps them.
+struct Catch {
+  int id = 0;
+  std::string what;
+  std::optional<long> number;
+};
+
 namespace {
 
 tracer::NetworkNamespace make_netns() {
@@ -26,14 +36,6 @@ tracer::NetworkNamespace make_netns() {
     cannot_check(netns.error().message);
   return std::move(*netns);
 }
-
-// "write" stops at write; "vdso" at calls of patched vDSO functions;
-// "inline" at sites outside libc and ld.so; "all" everywhere.
-struct Catch {
-  int id = 0;
-  std::string what;
-  std::optional<long> number;
-};
 
 // The command word and its argument, blanks around both dropped.
 std::pair<std::string, std::string> split_command(const std::string &line) {

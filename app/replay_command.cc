@@ -430,15 +430,15 @@ int run_replay(const ReplayOptions &options) {
   nlohmann::json report = report_header();
   report.update(nlohmann::json{
       {"verdict", violated ? "violated" : "holds"},
-              {"violation", violated ? nlohmann::json(violation.text)
-                                     : nlohmann::json(nullptr)},
-              {"violation_step", violated ? nlohmann::json(violation.step)
-                                          : nlohmann::json(nullptr)},
-              {"expected_violation", plan.expected.empty()
-                                         ? nlohmann::json(nullptr)
-                                         : nlohmann::json(plan.expected)},
-              {"startup_syscalls", std::move(startup)},
-              {"steps", std::move(replayed.steps)}});
+      {"violation",
+       violated ? nlohmann::json(violation.text) : nlohmann::json(nullptr)},
+      {"violation_step",
+       violated ? nlohmann::json(violation.step) : nlohmann::json(nullptr)},
+      {"expected_violation", plan.expected.empty()
+                                 ? nlohmann::json(nullptr)
+                                 : nlohmann::json(plan.expected)},
+      {"startup_syscalls", std::move(startup)},
+      {"steps", std::move(replayed.steps)}});
   json.write(report);
   if (violated) {
     fmt::print("violated: {} (at step {} of {})\n", violation.text,

@@ -26,10 +26,10 @@ struct VdsoFunction {
   std::uint64_t size = 0;
   VdsoStub stub = VdsoStub::kTrap;
   long syscall = -1; // kSyscall: the number the stub loads into eax
-  std::vector<std::byte> patch;
+  std::vector<std::byte> patch{};
   // The offset of the patch's syscall instruction, if it has one.
-  std::optional<std::uint64_t> syscall_offset;
-  std::string first_instruction; // the original, as Capstone decodes it
+  std::optional<std::uint64_t> syscall_offset{};
+  std::string first_instruction{}; // the original, as Capstone decodes it
 };
 
 // Every exported function of the vDSO image (the ELF the kernel maps as

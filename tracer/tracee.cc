@@ -256,7 +256,7 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
   // A private working directory, new for every run, so no run sees the
   // files an earlier one left; the program is found from cmc's own.
   auto sandbox = Sandbox::of_this_thread(spec.aside ? Sandbox::Use::kAside
-                                                     : Sandbox::Use::kTargets);
+                                                    : Sandbox::Use::kTargets);
   if (!sandbox)
     return sandbox.error();
   auto files = RunFiles::create(spec.writable, **sandbox);

@@ -65,7 +65,7 @@ struct Build {
 class KvMatrix : public NoLeftovers,
                  public ::testing::WithParamInterface<Build> {
 protected:
-  std::vector<std::string> options() const {
+  [[nodiscard]] static std::vector<std::string> options() {
     std::vector<std::string> extra{"--invariant", "sticky"};
     if (GetParam().aslr)
       extra.emplace_back("--aslr");

@@ -61,7 +61,7 @@ Server beanstalkd_tubes() {
 // pass). Each path its own state is what is left (--dedup path).
 Server redis() {
   return {{"SET k x\r\n", "SET k y\r\n", "GET k\r\n"},
-          "\\$1\\r\\ny",
+          R"(\$1\r\ny)",
           {"/usr/bin/redis-server", "--port", "6379", "--save", "",
            "--appendonly", "no"},
           {"server+4:4364"},

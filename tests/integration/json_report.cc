@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 
@@ -10,10 +11,9 @@ namespace {
 
 bool is_timing(std::string_view key) {
   constexpr std::array<std::string_view, 3> kUnits{"_s", "_ms", "_us"};
-  for (const std::string_view unit : kUnits)
-    if (key.size() > unit.size() && key.ends_with(unit))
-      return true;
-  return false;
+  return std::ranges::any_of(kUnits, [key](std::string_view unit) {
+    return key.size() > unit.size() && key.ends_with(unit);
+  });
 }
 
 nlohmann::json without_timings(nlohmann::json report) {
@@ -22,7 +22,7 @@ nlohmann::json without_timings(nlohmann::json report) {
       item = without_timings(std::move(item));
   } else if (report.is_object()) {
     nlohmann::json kept = nlohmann::json::object();
-    for (auto &[key, value] : report.items())
+    for (const auto &[key, value] : report.items())
       if (!is_timing(key))
         kept[key] = without_timings(value);
     report = std::move(kept);

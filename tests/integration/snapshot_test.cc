@@ -198,9 +198,9 @@ TEST_F(Snapshots, RecreatedConnectionsKeepTheirSocketOptions) {
 // 3 and /dev/shm/cmc-run-1: "nondeterminism" at .bss).
 TEST_F(Snapshots, ATargetKeepingItsPidAndDirectoryIsCheckedAsInReplay) {
   for (const char *jobs : {"1", "2"}) {
-    const auto json = same_as_replay(
-        {"-j", jobs, "-m", "x", "-m", "yy", "--max-depth", "3"},
-        {target("replies"), "whoami", "7000"}, 0);
+    const auto json =
+        same_as_replay({"-j", jobs, "-m", "x", "-m", "yy", "--max-depth", "3"},
+                       {target("replies"), "whoami", "7000"}, 0);
     EXPECT_EQ(json["distinct_states"], 9) << "-j " << jobs;
     EXPECT_GE(json["snapshots"]["restored"], 9) << json["snapshots"];
     EXPECT_GE(json["snapshots"]["checked"], 1) << json["snapshots"];
@@ -236,10 +236,9 @@ TEST_F(Snapshots, VolatileBytesBehaveAsInReplay) {
 // Without --mode a check takes snapshots, and replays with
 // --mask-volatile (which finds volatile bytes by replaying).
 TEST_F(Snapshots, SnapshotIsTheDefaultModeButWithMaskVolatile) {
-  const std::vector<std::string> kv{"check",       "-q",       "--json",
-                                    "-",           "-m",       "SET a\\n",
-                                    "-m",          "SET b\\n", "--region",
-                                    "cmc_state",   "--invariant", "sticky"};
+  const std::vector<std::string> kv{
+      "check", "-q",       "--json",   "-",         "-m",          "SET a\\n",
+      "-m",    "SET b\\n", "--region", "cmc_state", "--invariant", "sticky"};
   std::vector<std::string> plain = kv;
   plain.insert(plain.end(), {"--", demo("kv"), "7000"});
   const Outcome run = run_cmc(plain);
