@@ -159,10 +159,10 @@ private:
   void stopped_at(const tracer::Tracee &tracee, const user_regs_struct &regs,
                   const Catch *hit) {
     const auto call = trace_.pending(tracee);
-    fmt::print("caught {} at {:#x}{}\n", call ? call->text : "?", regs.rip - 2,
-               hit != nullptr
-                   ? fmt::format(" (catch {}: {})", hit->id, hit->what)
-                   : "");
+    fmt::print(
+        "caught {} at {:#x}{}\n", call ? call->parts.text() : "?", regs.rip - 2,
+        hit != nullptr ? fmt::format(" (catch {}: {})", hit->id, hit->what)
+                       : "");
     // The step's time does not run while the user looks.
     tracee.lease().pause();
     prompt(call ? call->backtrace : std::vector<tracer::Frame>{}, regs);
@@ -487,7 +487,7 @@ void Explorer::show_log() const {
   print_calls(log_, "  ", trace_out_);
   if (const auto waiting = watcher_->trace().pending(run_->tracee());
       waiting && !ended_ && trace_out_.shows(*waiting))
-    fmt::print("  waiting in: {}\n", waiting->text);
+    fmt::print("  waiting in: {}\n", waiting->parts.text());
 }
 
 void Explorer::add_catch(const std::string &argument) {

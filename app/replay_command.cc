@@ -331,8 +331,8 @@ std::optional<Violation> take_step(tracer::TargetRun &run,
   json["waiting_in"] = nullptr;
   if (const auto waiting = trace.pending(run.tracee()); waiting && !*fault) {
     if (out.shows(*waiting))
-      fmt::print("  waiting in: {}\n", waiting->text);
-    json["waiting_in"] = waiting->text;
+      fmt::print("  waiting in: {}\n", waiting->parts.text());
+    json["waiting_in"] = waiting->parts.text();
   }
   replayed.received.push_back(run.drain());
   print_effects(spec, run.effects(), true);

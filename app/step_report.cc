@@ -17,7 +17,7 @@ void print_calls(const std::vector<tracer::TracedCall> &calls,
   for (const tracer::TracedCall &call : calls) {
     if (!out.shows(call))
       continue;
-    fmt::print(file, "{}{}{}\n", indent, call.text,
+    fmt::print(file, "{}{}{}\n", indent, call.parts.text(),
                call.vdso_function.empty()
                    ? ""
                    : fmt::format("  [vDSO {}]", call.vdso_function));
@@ -49,7 +49,7 @@ nlohmann::json calls_json(const std::vector<tracer::TracedCall> &calls) {
     json.push_back({{"name", call.parts.name},
                     {"args", call.parts.args},
                     {"result", call.parts.result},
-                    {"text", call.text}});
+                    {"text", call.parts.text()}});
   return json;
 }
 

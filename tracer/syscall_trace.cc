@@ -23,14 +23,13 @@ decoder::MemoryReader reader_of(const Tracee &tracee) {
   };
 }
 
-// Sets call's text and parts.
+// Sets call's parts.
 void set_text(TracedCall &call, const Tracee &tracee,
               const std::array<std::uint64_t, 6> &args,
               std::optional<long> result,
               const decoder::FormatOptions &format) {
   call.parts =
       format_call(call.number, args, result, reader_of(tracee), format);
-  call.text = call.parts.text();
 }
 
 } // namespace

@@ -14,9 +14,10 @@ namespace cmc::tracer {
 
 // One system call of the target, as a replay shows it.
 struct TracedCall {
-  long number = -1;             // x86-64
-  std::string text;             // "write(4, \"OK\\n\", 3) = 3"
-  decoder::FormattedCall parts; // the same in parts
+  long number = -1; // x86-64
+  // Its name, arguments and result as shown; parts.text() is the line
+  // "write(4, \"OK\\n\", 3) = 3".
+  decoder::FormattedCall parts;
   std::uint64_t site = 0;       // the instruction's address
   std::string vdso_function;    // the patched vDSO function it came from, or ""
   std::vector<Frame> backtrace; // with backtraces: the stack at its entry
