@@ -65,7 +65,7 @@ source_of() {
   { git grep -l -F "#include \"$1\"" -- '*.cc' '*.c'
     git grep -l -F "#include \"${1#include/}\"" -- '*.cc' '*.c'
     git grep -l -F "#include \"${1##*/}\"" -- "$dir/*.cc" "$dir/*.c"
-  } | head -1
+  } | sed -n 1p # reads to the end: head would leave git grep a SIGPIPE
 }
 
 mapfile -t changed < <(git diff --name-only --diff-filter=d "$base" -- \
