@@ -296,10 +296,11 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
   check
       .add_option("--dot", options.dot,
                   "Write the explored states and transitions to FILE as a "
-                  "Graphviz DOT graph, the counterexample in red; over " +
+                  "Graphviz DOT graph, the counterexample in red. Over " +
                       std::to_string(kGraphLimit) +
-                      " states only the counterexample and the states one "
-                      "step from it (or the first ones)")
+                      " states, only the counterexample's path and the "
+                      "states one step from it, or without one the first " +
+                      std::to_string(kGraphLimit))
       ->type_name("FILE")
       ->check(output_file(false));
   check.add_flag("-q,--quiet", options.quiet, "No progress lines");

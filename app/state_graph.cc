@@ -127,7 +127,7 @@ std::string node_line(const search::Report &report, const StepNames &names,
     std::vector<std::string> what =
         state_lines(graph.changes[state], names, layout);
     if (what.empty())
-      what.push_back("no region byte changed");
+      what.emplace_back("no region byte changed");
     lines.insert(lines.end(), what.begin(), what.end());
   }
   std::string attributes;

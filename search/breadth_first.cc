@@ -744,9 +744,9 @@ Result<void> Search::add_or_merge(const Fingerprint &fingerprint,
     record_edge(from, GraphEdge::Reached::kNotKept);
     return {};
   }
-  record_edge(from, GraphEdge::Reached::kNew,
-              static_cast<std::uint32_t>(store_.size()));
-  store_.add(fingerprint, from.from, from.action, audited_process(observation));
+  const std::uint32_t index = store_.add(fingerprint, from.from, from.action,
+                                         audited_process(observation));
+  record_edge(from, GraphEdge::Reached::kNew, index);
   record_state(observation);
   if (options_.mask_volatile)
     recorded_.add(observation.after);

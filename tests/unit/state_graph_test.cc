@@ -140,6 +140,29 @@ TEST(StateGraph, RecordsACrashAndStatesNotKept) {
   EXPECT_EQ(cut.graph->edges[1].reached, Reached::kNotKept);
 }
 
+TEST(StateGraph, DotDrawsACrashAsANodeOfItsOwn) {
+  const auto crash_on_b = [](const Bytes &state, ActionId action) {
+    if (action == 1 && state[0] == std::byte{1})
+      return StepOutcome(tracer::Fault{
+          .kind = tracer::Fault::Kind::kSignal, .code = SIGSEGV, .step = 0});
+    return set_cell(state, action);
+  };
+  FakeSystem kv(zeros(2), crash_on_b);
+  const search::Report report = searched(kv, 1);
+  ASSERT_EQ(report.counterexample, (std::vector<ActionId>{0, 1}));
+  const std::string dot = state_graph_dot(report, kv_names(), kCells);
+  EXPECT_NE(dot.find("  fault [label=\"" + report.violation +
+                     "\", shape=octagon, color=red];\n"),
+            std::string::npos)
+      << dot;
+  EXPECT_NE(dot.find(R"(  s1 -> fault [label="send \"SET b\\n\"", color=red)"),
+            std::string::npos)
+      << dot;
+  EXPECT_EQ(count_of(dot, " -> s") + count_of(dot, " -> fault"),
+            report.transitions)
+      << dot;
+}
+
 TEST(StateGraph, DotStringsEscapeWhatDotWouldRead) {
   EXPECT_EQ(dot_string("send \"x\""), R"("send \"x\"")");
   EXPECT_EQ(dot_string(R"(send "LOCK\n")"), R"("send \"LOCK\\n\"")");
