@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -51,9 +52,10 @@ std::string svg_of(const std::string &path) {
   if (pipe == nullptr)
     return "";
   std::string svg;
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;)
-    svg.append(buffer, n);
+  std::array<char, 4096> buffer{};
+  for (std::size_t n;
+       (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;)
+    svg.append(buffer.data(), n);
   return pclose(pipe) == 0 ? svg : "";
 }
 
