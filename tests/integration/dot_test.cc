@@ -59,14 +59,6 @@ std::string svg_of(const std::string &path) {
   return pclose(pipe) == 0 ? svg : "";
 }
 
-std::size_t count_of(const std::string &text, const std::string &part) {
-  std::size_t count = 0;
-  for (std::size_t at = text.find(part); at != std::string::npos;
-       at = text.find(part, at + part.size()))
-    ++count;
-  return count;
-}
-
 // An edge line of cmc's DOT, its label unescaped.
 struct DotEdge {
   std::string from;

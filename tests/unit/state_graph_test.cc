@@ -28,17 +28,10 @@ using search::kv::check;
 using search::kv::error_of;
 using search::kv::kCells;
 using search::kv::set_cell;
+using search::kv::set_cell_buggy;
 using search::kv::zeros;
 using tracer::ActionId;
 using Reached = GraphEdge::Reached;
-
-// kv built -DBUG: SET a (action 0) also clears cell 1.
-StepOutcome set_cell_buggy(const Bytes &state, ActionId action) {
-  Bytes next = std::get<Bytes>(set_cell(state, action));
-  if (action == 0)
-    next.at(1) = std::byte{0};
-  return next;
-}
 
 search::Report searched(FakeSystem &system, unsigned jobs,
                         std::size_t max_states = SIZE_MAX) {
