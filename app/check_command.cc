@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -13,6 +15,7 @@
 
 #include "app/replay_command.h"
 #include "app/report.h"
+#include "app/state_graph.h"
 #include "app/target_options.h"
 #include "decoder/elf_file.h"
 #include "decoder/region.h"
@@ -144,6 +147,7 @@ search::Options search_options(const CheckOptions &options,
   search.state = spec.state;
   search.audit = spec.audit;
   search.mask_volatile = options.mask_volatile;
+  search.graph = !options.dot.empty();
   search.stop_requested = [] {
     return tracer::Watchdog::instance().interrupted();
   };
@@ -190,7 +194,30 @@ void print_replay(std::FILE *out, const CheckOptions &options,
     fmt::print(out, "       or: cmc replay --from {}\n", options.json);
 }
 
+// --dot's file ("" none), created before the search, so that a path that
+// cannot be written is a usage error at once, as --json's.
+std::ofstream open_dot(const std::string &path) {
+  std::ofstream file;
+  if (path.empty())
+    return file;
+  file.open(path);
+  if (!file)
+    usage(fmt::format("cannot write --dot {}: {}", path, std::strerror(errno)));
+  return file;
+}
+
+void write_dot(std::ofstream &file, const std::string &path,
+               const std::string &dot) {
+  errno = 0;
+  file << dot << std::flush;
+  if (!file)
+    cannot_check(fmt::format(
+        "cannot write the state graph to {}{}", path,
+        errno != 0 ? fmt::format(": {}", std::strerror(errno)) : ""));
+}
+
 int check(const CheckOptions &options, JsonOutput &json_output) {
+  std::ofstream dot = open_dot(options.dot);
   const auto spec = check_spec(options);
   const auto layout = layout_of(spec->regions);
   const auto property = make_check_property(options.target, spec, layout);
@@ -226,6 +253,8 @@ int check(const CheckOptions &options, JsonOutput &json_output) {
     json["error"] = lossy;
   }
   json_output.write(json);
+  if (dot.is_open())
+    write_dot(dot, options.dot, state_graph_dot(*report, names, layout));
   if (refused)
     fmt::print(stderr, "cmc: {}; --strict makes that an error\n", lossy);
   if (report->interrupted || refused)
@@ -264,6 +293,16 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
                   "docs/report-format.md)")
       ->type_name("FILE")
       ->check(json_file());
+  check
+      .add_option("--dot", options.dot,
+                  "Write the explored states and transitions to FILE as a "
+                  "Graphviz DOT graph, the counterexample in red. Over " +
+                      std::to_string(kGraphLimit) +
+                      " states, only the counterexample's path and the "
+                      "states one step from it, or without one the first " +
+                      std::to_string(kGraphLimit))
+      ->type_name("FILE")
+      ->check(output_file(false));
   check.add_flag("-q,--quiet", options.quiet, "No progress lines");
   check
       .add_option("--max-ticks", options.max_ticks,

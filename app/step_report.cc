@@ -28,19 +28,28 @@ void print_calls(const std::vector<tracer::TracedCall> &calls,
 }
 
 std::vector<ByteChange>
+name_changes(const std::vector<search::RegionLayout> &layout,
+             std::span<const search::ChangedByte> changes) {
+  std::vector<ByteChange> named;
+  for (const search::ChangedByte &change : changes)
+    for (const search::RegionLayout &region : layout)
+      if (change.offset >= region.offset &&
+          change.offset - region.offset < region.length)
+        named.push_back({region.name, change.offset - region.offset,
+                         change.before, change.after});
+  return named;
+}
+
+std::string change_text(const ByteChange &change) {
+  return fmt::format("{}+{} {:02x} -> {:02x}", change.region, change.offset,
+                     change.before, change.after);
+}
+
+std::vector<ByteChange>
 changes_of(const std::vector<search::RegionLayout> &layout,
            std::span<const std::byte> before,
            std::span<const std::byte> after) {
-  std::vector<ByteChange> changes;
-  for (const search::RegionLayout &region : layout)
-    for (std::size_t i = 0; i < region.length; ++i) {
-      const std::size_t at = region.offset + i;
-      if (before[at] != after[at])
-        changes.push_back({region.name, i,
-                           static_cast<std::uint8_t>(before[at]),
-                           static_cast<std::uint8_t>(after[at])});
-    }
-  return changes;
+  return name_changes(layout, search::changed_bytes(before, after));
 }
 
 nlohmann::json calls_json(const std::vector<tracer::TracedCall> &calls) {
@@ -80,8 +89,7 @@ void print_changes(const std::vector<search::RegionLayout> &layout,
                    std::span<const std::byte> after) {
   const std::vector<ByteChange> changes = changes_of(layout, before, after);
   for (const ByteChange &change : changes)
-    fmt::print("  changed: {}+{} {:02x} -> {:02x}\n", change.region,
-               change.offset, change.before, change.after);
+    fmt::print("  changed: {}\n", change_text(change));
   if (changes.empty())
     fmt::print("  changed: nothing in the regions\n");
 }

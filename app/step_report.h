@@ -9,6 +9,7 @@
 
 #include "app/trace_output.h"
 #include "search/property.h"
+#include "search/state_graph.h"
 #include "tracer/syscall_trace.h"
 #include "tracer/target_run.h"
 
@@ -28,6 +29,12 @@ struct ByteChange {
   std::uint8_t before = 0;
   std::uint8_t after = 0;
 };
+// "cmc_state+1 01 -> 00".
+[[nodiscard]] std::string change_text(const ByteChange &change);
+// The changes named by the regions of layout that hold them.
+[[nodiscard]] std::vector<ByteChange>
+name_changes(const std::vector<search::RegionLayout> &layout,
+             std::span<const search::ChangedByte> changes);
 [[nodiscard]] std::vector<ByteChange>
 changes_of(const std::vector<search::RegionLayout> &layout,
            std::span<const std::byte> before, std::span<const std::byte> after);

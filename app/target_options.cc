@@ -71,18 +71,21 @@ CLI::Validator whole_number() {
           "", ""};
 }
 
-CLI::Validator json_file() {
-  return {[](std::string &text) -> std::string {
+CLI::Validator output_file(bool or_stdout) {
+  return {[or_stdout](std::string &text) -> std::string {
+            const std::string give =
+                or_stdout ? "give a file, or - for stdout" : "give a file";
             if (text.empty())
-              return "an empty value: give a file, or - for stdout";
+              return "an empty value: " + give;
             // `--json= --region X` gives "--region" as the file.
-            if (text.starts_with("-") && text != "-")
-              return "'" + text +
-                     "' looks like an option: give a file, or - for stdout";
+            if (text.starts_with("-") && !(or_stdout && text == "-"))
+              return "'" + text + "' looks like an option: " + give;
             return "";
           },
           "", ""};
 }
+
+CLI::Validator json_file() { return output_file(true); }
 
 Result<void> check_client_names(const std::vector<std::string> &clients) {
   for (auto name = clients.begin(); name != clients.end(); ++name) {

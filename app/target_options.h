@@ -42,7 +42,10 @@ struct TargetOptions {
 // unsigned option as 2^64-1 and 2^64 as 2^64-1 too (strtoull).
 [[nodiscard]] CLI::Validator whole_number();
 
-// A --json value: a file or - (stdout); "" would silently mean none.
+// A file to write, with or_stdout - (stdout) too; "" would silently mean
+// none.
+[[nodiscard]] CLI::Validator output_file(bool or_stdout);
+// A --json value: a file or - (stdout).
 [[nodiscard]] CLI::Validator json_file();
 
 // --client names: each one non-empty, without ':' (a --steps word is

@@ -15,6 +15,7 @@ packages=(
   help2man file man-db
   tmux # the interactive test of cmc explore
   python3-jsonschema # the tests validate every JSON report against docs/schema
+  graphviz # the tests draw cmc check --dot's graphs (dot -Tsvg)
   # CI's checks: scripts/fuzz.sh (libFuzzer), lint.sh, tsan.sh (dpkg-source).
   clang-14 libclang-rt-14-dev clang-format clang-tidy dpkg-dev
   # Real servers cmc checks unmodified, as Debian ships them (their tests,

@@ -153,6 +153,12 @@ private:
                   const tracer::Observation &replay) const;
   [[nodiscard]] std::optional<Fingerprint>
   audited_process(const tracer::Observation &observation) const;
+  // With options.graph: the state just added (the bytes its last step
+  // changed; the initial state's run has no state before it), and the
+  // transition just counted.
+  void record_state(const tracer::Observation &observation);
+  void record_edge(const Transition &transition, GraphEdge::Reached reached,
+                   std::uint32_t to = GraphEdge::kNoState);
   Result<void> add_or_merge(const Fingerprint &fingerprint,
                             const Transition &from,
                             const tracer::Observation &observation);
@@ -211,6 +217,8 @@ Search::Search(const ExecutorFactory &factory, std::size_t alphabet_size,
   probe_->replay_only();
   if (options.audit)
     report_.abstraction.emplace();
+  if (options.graph)
+    report_.graph.emplace();
 }
 
 std::unique_ptr<tracer::Executor> Search::make_executor() {
@@ -248,6 +256,7 @@ Result<Outcome> Search::search() {
   count_cost(**initial);
   store_.add(identity((*initial)->fingerprints.back(), {}),
              StateStore::kNoParent, 0, audited_process(**initial));
+  record_state(**initial);
   if (options_.mask_volatile)
     recorded_.add((*initial)->after);
   report_.distinct_states = 1;
@@ -283,6 +292,8 @@ void Search::restart() {
   fresh.restarts = report_.restarts + 1;
   if (options_.audit)
     fresh.abstraction.emplace();
+  if (options_.graph)
+    fresh.graph.emplace();
   report_ = std::move(fresh);
   store_ = StateStore();
   recorded_.clear();
@@ -424,6 +435,7 @@ Result<Outcome> Search::merge(const Transition &transition) {
   std::optional<std::string> violation;
   if (observation.fault) {
     violation = observation.fault->violation();
+    record_edge(transition, GraphEdge::Reached::kFault);
   } else {
     violation = property_.check(observation.before, observation.after);
     if (!violation)
@@ -724,13 +736,18 @@ Result<void> Search::add_or_merge(const Fingerprint &fingerprint,
                                   const tracer::Observation &observation) {
   if (const std::optional<std::uint32_t> index = store_.find(fingerprint)) {
     ++report_.dedup_merges;
+    record_edge(from, GraphEdge::Reached::kMerged, *index);
     return audit_merge(*index, from, observation);
   }
   if (store_.size() >= state_limit_) {
     report_.complete = false;
+    record_edge(from, GraphEdge::Reached::kNotKept);
     return {};
   }
-  store_.add(fingerprint, from.from, from.action, audited_process(observation));
+  const std::uint32_t index = store_.add(fingerprint, from.from, from.action,
+                                         audited_process(observation));
+  record_edge(from, GraphEdge::Reached::kNew, index);
+  record_state(observation);
   if (options_.mask_volatile)
     recorded_.add(observation.after);
   if (!observation.heap.allocator.empty())
@@ -738,6 +755,23 @@ Result<void> Search::add_or_merge(const Fingerprint &fingerprint,
   report_.distinct_states = store_.size();
   report_.max_depth = depth_ + 1;
   return {};
+}
+
+void Search::record_state(const tracer::Observation &observation) {
+  if (!report_.graph)
+    return;
+  std::vector<ChangedByte> &changes = report_.graph->changes.emplace_back();
+  if (options_.state == tracer::StateKind::kRegions)
+    changes = changed_bytes(observation.before, observation.after);
+}
+
+// Called in merge order, which is (from, action) order whatever the
+// number of jobs.
+void Search::record_edge(const Transition &transition,
+                         GraphEdge::Reached reached, std::uint32_t to) {
+  if (report_.graph)
+    report_.graph->edges.push_back(
+        {transition.from, transition.action, reached, to});
 }
 
 // A merge is audited when both states' whole processes were read; it is

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "search/property.h"
+#include "search/state_graph.h"
 #include "tracer/executor.h"
 #include "util/result.h"
 
@@ -47,6 +48,10 @@ struct Options {
   // again, instead of failing: region offsets under kRegions, Locations of
   // the whole process (Executor::set_process_mask) else.
   bool mask_volatile = false;
+  // Records the states and transitions (Report::graph): with the regions
+  // as the state, each state's changed bytes too. Without it nothing is
+  // recorded.
+  bool graph = false;
 };
 
 enum class Verdict { kHolds, kViolated };
@@ -127,6 +132,8 @@ struct Report {
   std::size_t bytes_hashed = 0;
   std::size_t runs_measured = 0;
   SnapshotCounts snapshots;
+  // With options.graph; else empty.
+  std::optional<StateGraph> graph;
 };
 
 // Makes one executor per worker thread, plus one for the calling thread's

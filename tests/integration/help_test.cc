@@ -40,9 +40,9 @@ TEST(Help, EveryValueHasAName) {
   const std::string check = run_cmc({"check", "--help"}).out;
   for (const char *name :
        {"--region SYMBOL[+OFF][:LEN]", "--tick DURATION", "--json FILE",
-        "--forbid-response REGEX", "--max-depth N", "--snapshot-memory MIB",
-        "--step-timeout SECONDS", "-m,--message MESSAGE",
-        "cmc check -m 'SET a\\n'"})
+        "--dot FILE", "--forbid-response REGEX", "--max-depth N",
+        "--snapshot-memory MIB", "--step-timeout SECONDS",
+        "-m,--message MESSAGE", "cmc check -m 'SET a\\n'"})
     EXPECT_NE(check.find(name), std::string::npos) << name << "\n" << check;
   const std::string top = run_cmc({"--help"}).out;
   EXPECT_NE(top.find("--version"), std::string::npos) << top;

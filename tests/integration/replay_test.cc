@@ -44,14 +44,6 @@ protected:
   std::filesystem::path dir_;
 };
 
-std::size_t count_of(const std::string &text, const std::string &part) {
-  std::size_t count = 0;
-  for (auto at = text.find(part); at != std::string::npos;
-       at = text.find(part, at + 1))
-    ++count;
-  return count;
-}
-
 TEST_F(Replay, TheBugCounterexampleReproducesWithEachStepsCalls) {
   const Outcome replay = run_cmc({"replay", "--from", bug_report()});
   EXPECT_EQ(replay.status, 1) << replay.out << replay.err;

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,14 @@ std::string target(const std::string &name);
 // Whether text holds part.
 inline bool has(const std::string &text, const std::string &part) {
   return text.find(part) != std::string::npos;
+}
+// How often part occurs in text (occurrences may overlap).
+inline std::size_t count_of(const std::string &text, const std::string &part) {
+  std::size_t count = 0;
+  for (auto at = text.find(part); at != std::string::npos;
+       at = text.find(part, at + 1))
+    ++count;
+  return count;
 }
 // An example property plugin of demo/properties, built.
 std::string plugin(const std::string &name);

@@ -20,17 +20,10 @@ using fake::StepOutcome;
 using kv::check;
 using kv::error_of;
 using kv::set_cell;
+using kv::set_cell_buggy;
 using kv::zeros;
 using tracer::ActionId;
 using tracer::Fault;
-
-// kv built -DBUG: SET a (action 0) also clears cell 1.
-StepOutcome set_cell_buggy(const Bytes &state, ActionId action) {
-  Bytes next = std::get<Bytes>(set_cell(state, action));
-  if (action == 0)
-    next.at(1) = std::byte{0};
-  return next;
-}
 
 std::vector<RegionLayout> cells_layout(std::size_t n) {
   return {RegionLayout{"cmc_state", 0, n}};

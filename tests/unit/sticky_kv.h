@@ -21,6 +21,15 @@ inline fake::StepOutcome set_cell(const fake::Bytes &state,
   return next;
 }
 
+// kv built -DBUG: SET a (action 0) also clears cell 1.
+inline fake::StepOutcome set_cell_buggy(const fake::Bytes &state,
+                                        tracer::ActionId action) {
+  fake::Bytes next = std::get<fake::Bytes>(set_cell(state, action));
+  if (action == 0)
+    next.at(1) = std::byte{0};
+  return next;
+}
+
 inline fake::Bytes zeros(std::size_t n) { return fake::Bytes(n, std::byte{0}); }
 
 // kv's two cells, as the region cmc_state.

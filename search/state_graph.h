@@ -1,0 +1,55 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "tracer/executor.h"
+
+namespace cmc::search {
+
+// A state byte a step changed: its offset in the state's bytes (as
+// RegionLayout counts them) and its values before and after the step.
+struct ChangedByte {
+  std::size_t offset = 0;
+  std::uint8_t before = 0;
+  std::uint8_t after = 0;
+};
+
+// The bytes that differ between two states, in offset order (of the bytes
+// both have).
+[[nodiscard]] std::vector<ChangedByte>
+changed_bytes(std::span<const std::byte> before,
+              std::span<const std::byte> after);
+
+// One transition of the search, as the search counted it.
+struct GraphEdge {
+  static constexpr std::uint32_t kNoState =
+      std::numeric_limits<std::uint32_t>::max();
+  enum class Reached {
+    kNew,     // a state not visited before: to's parent is from
+    kMerged,  // a visited state: a dedup merge
+    kFault,   // none: the target crashed, exited or hung (a violation)
+    kNotKept, // a new state beyond Options::max_states, not kept
+  };
+  std::uint32_t from = 0;
+  tracer::ActionId action = 0;
+  Reached reached = Reached::kNew;
+  std::uint32_t to = kNoState; // with kNew and kMerged
+};
+
+// The states a search visited and the transitions between them
+// (Options::graph), for a picture of the search.
+struct StateGraph {
+  // By state index, the initial state first, in breadth-first order: the
+  // bytes the step from its parent changed (none for the initial state),
+  // kept only when the states are the regions (StateKind::kRegions).
+  std::vector<std::vector<ChangedByte>> changes;
+  // Every transition counted in Report::transitions, in (from, action)
+  // order, whatever the number of jobs.
+  std::vector<GraphEdge> edges;
+};
+
+} // namespace cmc::search
