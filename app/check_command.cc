@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "app/check_page.h"
+#include "app/html_report.h"
 #include "app/replay_command.h"
 #include "app/report.h"
 #include "app/target_options.h"
@@ -190,7 +192,8 @@ void print_replay(std::FILE *out, const CheckOptions &options,
     fmt::print(out, "       or: cmc replay --from {}\n", options.json);
 }
 
-int check(const CheckOptions &options, JsonOutput &json_output) {
+int check(const CheckOptions &options, JsonOutput &json_output,
+          PageOutput &page) {
   const auto spec = check_spec(options);
   const auto layout = layout_of(spec->regions);
   const auto property = make_check_property(options.target, spec, layout);
@@ -208,6 +211,9 @@ int check(const CheckOptions &options, JsonOutput &json_output) {
   StepNames names{spec, spec->tick ? format_duration(*spec->tick) : "",
                   spec->tick ? options.max_ticks.value_or(1) : 0, spec->seed};
   names.once = options.once;
+  names.max_depth = options.max_depth;
+  names.max_states = options.max_states;
+  names.jobs = search.jobs;
   names.no_property = options.target.invariant == "none" &&
                       options.target.forbid_response.empty() &&
                       options.target.properties.empty();
@@ -226,6 +232,7 @@ int check(const CheckOptions &options, JsonOutput &json_output) {
     json["error"] = lossy;
   }
   json_output.write(json);
+  page.write(check_page(json, *report, names, *property));
   if (refused)
     fmt::print(stderr, "cmc: {}; --strict makes that an error\n", lossy);
   if (report->interrupted || refused)
@@ -264,6 +271,14 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
                   "docs/report-format.md)")
       ->type_name("FILE")
       ->check(json_file());
+  check
+      .add_option("--html", options.html,
+                  "Write the report as one self-contained HTML page to FILE: "
+                  "the verdict, settings, counts, coverage, sources of time "
+                  "and randomness, and a counterexample's message sequence "
+                  "chart")
+      ->type_name("FILE")
+      ->check(page_file());
   check.add_flag("-q,--quiet", options.quiet, "No progress lines");
   check
       .add_option("--max-ticks", options.max_ticks,
@@ -312,10 +327,13 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
 
 int run_check(const CheckOptions &options) {
   JsonOutput json_output(options.json);
+  PageOutput page(options.html);
   try {
-    return check(options, json_output);
+    return check(options, json_output, page);
   } catch (const UserError &error) {
-    json_output.write(error_json(error.what()));
+    const nlohmann::json json = error_json(error.what());
+    json_output.write(json);
+    page.write(html_report(json, nullptr, ""));
     throw;
   }
 }

@@ -20,6 +20,7 @@ struct CheckOptions {
   std::optional<std::size_t> max_states;
   std::optional<unsigned> jobs; // none: all CPUs
   std::string json;             // "" none, "-" stdout
+  std::string html;             // --html FILE: the page; "" none
   bool quiet = false;
   std::optional<std::size_t> max_ticks;
   bool once = false;          // each message at most once per path

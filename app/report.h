@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,10 @@ struct StepNames {
   std::uint64_t seed = 0;
   bool once = false;        // --once
   bool no_property = false; // no invariant, response or plugin property
+  // --max-depth and --max-states; none: unbounded.
+  std::optional<std::size_t> max_depth{};
+  std::optional<std::size_t> max_states{};
+  unsigned jobs = 0; // the worker threads the search ran
 };
 
 // "holds under the region abstraction: 7 of 7 merges joined states that
@@ -85,8 +90,9 @@ void print_sources(std::FILE *out, const tracer::Sources &sources);
 // Where --json writes: a file, "-" for stdout, "" nowhere. The file is
 // created when this is made, so a path that cannot be written is a usage
 // error (UserError) before any work; write() throws UserError when it fails
-// (a full disk, a closed stdout), and writes nothing after that. Strings
-// are written as json_bytes writes them.
+// (a full disk, a closed stdout). It writes one report: nothing after the
+// first write, whether that failed or not. Strings are written as
+// json_bytes writes them.
 class JsonOutput {
 public:
   explicit JsonOutput(const std::string &destination);
@@ -95,7 +101,7 @@ public:
 private:
   std::string destination_;
   std::ofstream file_;
-  bool failed_ = false;
+  bool done_ = false;
 };
 
 // Where a crash hit: "  at #0 crash+0x1c (misbehave.c:80)", then the

@@ -54,6 +54,18 @@ std::vector<std::string> check_writable(const std::vector<std::string> &paths) {
   return checked;
 }
 
+// Why text is not a file to write (or - for stdout, when dash): "" if it is.
+std::string bad_output_file(const std::string &text, bool dash) {
+  const std::string wanted =
+      dash ? "give a file, or - for stdout" : "give a file";
+  if (text.empty())
+    return "an empty value: " + wanted;
+  // `--json= --region X` gives "--region" as the file.
+  if (text.starts_with("-") && (text != "-" || !dash))
+    return "'" + text + "' looks like an option: " + wanted;
+  return "";
+}
+
 } // namespace
 
 CLI::Validator whole_number() {
@@ -72,16 +84,13 @@ CLI::Validator whole_number() {
 }
 
 CLI::Validator json_file() {
-  return {[](std::string &text) -> std::string {
-            if (text.empty())
-              return "an empty value: give a file, or - for stdout";
-            // `--json= --region X` gives "--region" as the file.
-            if (text.starts_with("-") && text != "-")
-              return "'" + text +
-                     "' looks like an option: give a file, or - for stdout";
-            return "";
-          },
-          "", ""};
+  return {[](std::string &text) { return bad_output_file(text, true); }, "",
+          ""};
+}
+
+CLI::Validator page_file() {
+  return {[](std::string &text) { return bad_output_file(text, false); }, "",
+          ""};
 }
 
 Result<void> check_client_names(const std::vector<std::string> &clients) {

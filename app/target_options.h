@@ -44,6 +44,8 @@ struct TargetOptions {
 
 // A --json value: a file or - (stdout); "" would silently mean none.
 [[nodiscard]] CLI::Validator json_file();
+// A --html value: a file; "" would silently mean none.
+[[nodiscard]] CLI::Validator page_file();
 
 // --client names: each one non-empty, without ':' (a --steps word is
 // NAME:TEXT) and given once.
