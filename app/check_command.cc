@@ -193,7 +193,7 @@ void print_replay(std::FILE *out, const CheckOptions &options,
 }
 
 int check(const CheckOptions &options, JsonOutput &json_output,
-          PageOutput &page) {
+          OutputFile &page) {
   const auto spec = check_spec(options);
   const auto layout = layout_of(spec->regions);
   const auto property = make_check_property(options.target, spec, layout);
@@ -327,7 +327,7 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
 
 int run_check(const CheckOptions &options) {
   JsonOutput json_output(options.json);
-  PageOutput page(options.html);
+  OutputFile page("--html", "the HTML page", options.html);
   try {
     return check(options, json_output, page);
   } catch (const UserError &error) {

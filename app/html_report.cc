@@ -1,14 +1,11 @@
 #include "app/html_report.h"
 
-#include <cerrno>
-#include <cstring>
 #include <string_view>
 
 #include <fmt/format.h>
 
 #include "app/html_text.h"
 #include "app/sequence_chart.h"
-#include "util/user_error.h"
 
 namespace cmc::app {
 namespace {
@@ -226,27 +223,6 @@ std::string html_report(const nlohmann::json &check,
       fmt::format("<p><small>cmc {}, report format {}</small></p>\n",
                   field(check, "cmc_version"), field(check, "format_version"));
   return html + "</body>\n</html>\n";
-}
-
-PageOutput::PageOutput(const std::string &path) : path_(path) {
-  if (path.empty())
-    return;
-  file_.open(path);
-  if (!file_)
-    usage(
-        fmt::format("cannot write --html {}: {}", path, std::strerror(errno)));
-}
-
-void PageOutput::write(const std::string &page) {
-  if (path_.empty() || done_)
-    return;
-  done_ = true;
-  errno = 0;
-  file_ << page << std::flush;
-  if (!file_)
-    cannot_check(fmt::format(
-        "cannot write the HTML page to {}{}", path_,
-        errno != 0 ? fmt::format(": {}", std::strerror(errno)) : ""));
 }
 
 } // namespace cmc::app

@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <string>
 
 namespace cmc::app {
@@ -16,20 +15,5 @@ namespace cmc::app {
 [[nodiscard]] std::string html_report(const nlohmann::json &check,
                                       const nlohmann::json &replay,
                                       const std::string &graph);
-
-// Where --html writes: a file, "" nowhere. The file is created when this
-// is made, so a path that cannot be written is a usage error (UserError)
-// before any work; write() throws UserError when it fails. It writes one
-// page: nothing after the first write, whether that failed or not.
-class PageOutput {
-public:
-  explicit PageOutput(const std::string &path);
-  void write(const std::string &page);
-
-private:
-  std::string path_;
-  std::ofstream file_;
-  bool done_ = false;
-};
 
 } // namespace cmc::app

@@ -509,38 +509,47 @@ nlohmann::json error_json(const std::string &message) {
   return json;
 }
 
-JsonOutput::JsonOutput(const std::string &destination)
-    : destination_(destination) {
+OutputFile::OutputFile(std::string_view option, std::string what,
+                       const std::string &destination)
+    : what_(std::move(what)), destination_(destination) {
   if (destination.empty())
     return;
   if (destination == "-") {
     // A closed stdout: a descriptor cmc opens later would take number 1.
     const int flags = fcntl(STDOUT_FILENO, F_GETFL);
     if (flags == -1 || (flags & O_ACCMODE) == O_RDONLY)
-      usage("cannot write --json -: stdout is closed or read-only");
+      usage(fmt::format("cannot write {} -: stdout is closed or read-only",
+                        option));
     return;
   }
   file_.open(destination);
   if (!file_)
-    usage(fmt::format("cannot write --json {}: {}", destination,
+    usage(fmt::format("cannot write {} {}: {}", option, destination,
                       std::strerror(errno)));
 }
 
-void JsonOutput::write(const nlohmann::json &json) {
+void OutputFile::write(std::string_view text) {
   if (destination_.empty() || done_)
     return;
-  const auto text = dump_json(json);
-  if (!text)
-    cannot_check(text.error().message);
   done_ = true;
   std::ostream &out = destination_ == "-" ? std::cout : file_;
   errno = 0;
-  out << *text << '\n' << std::flush;
+  out << text << std::flush;
   if (!out)
     cannot_check(fmt::format(
-        "cannot write the JSON report to {}{}",
+        "cannot write {} to {}{}", what_,
         destination_ == "-" ? "stdout" : destination_,
         errno != 0 ? fmt::format(": {}", std::strerror(errno)) : ""));
+}
+
+JsonOutput::JsonOutput(const std::string &destination)
+    : file_("--json", "the JSON report", destination) {}
+
+void JsonOutput::write(const nlohmann::json &json) {
+  const auto text = dump_json(json);
+  if (!text)
+    cannot_check(text.error().message);
+  file_.write(*text + '\n');
 }
 
 std::string abstraction_caveat(const search::Report &report,

@@ -71,7 +71,7 @@ struct Rendered {
 };
 
 // The page at path loaded by headless chromium (at most 60 s), its DOM
-// dumped.
+// dumped; a line on its console fails the test.
 Rendered render(const std::string &path, const TempDir &dir) {
   if (!on_path("chromium"))
     return {"", "", "chromium is not installed (scripts/setup.sh installs it)"};
@@ -119,6 +119,9 @@ Rendered render(const std::string &path, const TempDir &dir) {
   (void)reap_leftovers();
   rendered.dom = read_file(out);
   rendered.log = read_file(err);
+  // The console's errors: a page without script has none.
+  EXPECT_FALSE(has(rendered.log, "Uncaught")) << rendered.log;
+  EXPECT_FALSE(has(rendered.log, ":CONSOLE(")) << rendered.log;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
       !has(rendered.dom, "</html>"))
     rendered.failure =
@@ -154,10 +157,13 @@ std::string unbalanced_tag(const std::string &page) {
   return open.empty() ? "" : "<" + open.back() + "> is never closed";
 }
 
-// The console's errors: a page without script has none.
-void expect_quiet_console(const Rendered &rendered) {
-  EXPECT_FALSE(has(rendered.log, "Uncaught")) << rendered.log;
-  EXPECT_FALSE(has(rendered.log, ":CONSOLE(")) << rendered.log;
+// A page well-formed, without script and without the address of anything
+// outside it.
+void expect_self_contained(const std::string &page) {
+  EXPECT_EQ(unbalanced_tag(page), "");
+  EXPECT_FALSE(has(page, "http:")) << "the page names an address";
+  EXPECT_FALSE(has(page, "https:")) << "the page names an address";
+  EXPECT_FALSE(has(page, "<script"));
 }
 
 // What the page's text shows for text: C escapes, then & < > as the DOM
@@ -268,11 +274,7 @@ TEST(HtmlPage, ShowsTheCounterexampleAsASequenceChart) {
   const Outcome check = run_cmc(lock_check("lock_server_bug", dir));
   ASSERT_EQ(check.status, 1) << check.err;
   EXPECT_EQ(check.err, "");
-  const std::string page = read_file(dir / "r.html");
-  EXPECT_EQ(unbalanced_tag(page), "");
-  EXPECT_FALSE(has(page, "http:")) << "the page names an address";
-  EXPECT_FALSE(has(page, "https:")) << "the page names an address";
-  EXPECT_FALSE(has(page, "<script"));
+  expect_self_contained(read_file(dir / "r.html"));
   const Outcome replay = run_cmc(
       {"replay", "--from", dir / "r.json", "--json", dir / "replay.json"});
   ASSERT_EQ(replay.status, 1) << replay.err;
@@ -282,7 +284,6 @@ TEST(HtmlPage, ShowsTheCounterexampleAsASequenceChart) {
   const Rendered rendered = render(dir / "r.html", dir);
   if (!rendered.failure.empty())
     GTEST_SKIP() << rendered.failure;
-  expect_quiet_console(rendered);
   const std::string &dom = rendered.dom;
   EXPECT_EQ(lifelines_in(dom),
             (std::vector<std::string>{"A", "B", "lock_server_bug"}));
@@ -314,14 +315,12 @@ TEST(HtmlPage, AHoldingCheckShowsVerdictAndCountsWithoutAChart) {
   args.insert(args.end() - 3, {"-m", "<i>&\\xff\\n"});
   const Outcome check = run_cmc(args);
   ASSERT_EQ(check.status, 0) << check.err;
-  const std::string page = read_file(dir / "r.html");
-  EXPECT_EQ(unbalanced_tag(page), "");
+  expect_self_contained(read_file(dir / "r.html"));
   const auto report = nlohmann::json::parse(read_file(dir / "r.json"));
 
   const Rendered rendered = render(dir / "r.html", dir);
   if (!rendered.failure.empty())
     GTEST_SKIP() << rendered.failure;
-  expect_quiet_console(rendered);
   const std::string &dom = rendered.dom;
   EXPECT_TRUE(has(dom, R"(<span class="verdict holds" id="verdict">holds)"));
   EXPECT_FALSE(has(dom, "<svg")) << dom;
