@@ -62,11 +62,11 @@ std::string verdict_section(const nlohmann::json &check) {
   if (!check.at("violation").is_null())
     html += fmt::format(R"(<p class="what violation" id="violation">{}</p>)"
                         "\n",
-                        html_of(check["violation"]));
+                        html_of_text(check["violation"]));
   if (!check.at("error").is_null())
     html += fmt::format(R"(<p class="what" id="error">{}</p>)"
                         "\n",
-                        html_of(check["error"]));
+                        html_of_text(check["error"]));
   if (verdict == "holds")
     html += fmt::format("<p>{}</p>\n",
                         check.at("complete").get<bool>()
@@ -193,7 +193,7 @@ std::string backtrace_section(const nlohmann::json &check) {
     return "";
   std::string html = "<h2>Where the target crashed</h2>\n<ol start=\"0\">";
   for (const nlohmann::json &frame : frames)
-    html += "<li><code>" + html_of(frame) + "</code></li>";
+    html += "<li><code>" + html_of_text(frame) + "</code></li>";
   return html + "</ol>\n";
 }
 

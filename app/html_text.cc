@@ -40,4 +40,17 @@ std::string html_of(const nlohmann::json &value) {
       value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
+std::string printable(std::string_view text) {
+  std::string shown;
+  for (const char c : text)
+    shown += c >= ' ' && c <= '~' ? std::string(1, c)
+                                  : encode_escapes(std::string_view(&c, 1));
+  return shown;
+}
+
+std::string html_of_text(const nlohmann::json &value) {
+  auto bytes = bytes_of_json(value);
+  return bytes ? html_escape(printable(*bytes)) : html_of(value);
+}
+
 } // namespace cmc::app

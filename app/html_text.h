@@ -17,4 +17,11 @@ namespace cmc::app {
 // "none".
 [[nodiscard]] std::string html_of(const nlohmann::json &value);
 
+// cmc's own text (a violation, an error), whose quoted bytes are
+// C-escaped already: only bytes outside printable ASCII (a plugin's or a
+// target's, raw) are escaped, as encode_escapes does; a backslash stays.
+[[nodiscard]] std::string printable(std::string_view text);
+// The same, HTML-escaped, of a report's value (bytes; else as html_of).
+[[nodiscard]] std::string html_of_text(const nlohmann::json &value);
+
 } // namespace cmc::app

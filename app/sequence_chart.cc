@@ -325,9 +325,9 @@ std::string sequence_chart(const nlohmann::json &check,
   const std::vector<ChartStep> steps = chart_steps(replay, lifelines);
   const bool violated = replay.at("violation_step").is_number();
   const std::string violation =
-      violated ? "\u2717 violated: " +
-                     encode_escapes(bytes_in(replay.at("violation")))
-               : "";
+      violated
+          ? "\u2717 violated: " + printable(bytes_in(replay.at("violation")))
+          : "";
   const Geometry geometry = geometry_of(lifelines, steps, violation.size());
   std::vector<double> tops;
   double height = kTop;

@@ -166,16 +166,20 @@ void expect_self_contained(const std::string &page) {
   EXPECT_FALSE(has(page, "<script"));
 }
 
-// What the page's text shows for text: C escapes, then & < > as the DOM
-// serialises a text node.
+// text as the DOM serialises a text node: & < > escaped.
+std::string in_dom(const std::string &text) {
+  std::string escaped;
+  for (const char c : text)
+    escaped += c == '&'   ? "&amp;"
+               : c == '<' ? "&lt;"
+               : c == '>' ? "&gt;"
+                          : std::string(1, c);
+  return escaped;
+}
+
+// What the page shows of a target's bytes: C escapes, in the DOM.
 std::string shown(const std::string &bytes) {
-  std::string text;
-  for (const char c : encode_escapes(bytes))
-    text += c == '&'   ? "&amp;"
-            : c == '<' ? "&lt;"
-            : c == '>' ? "&gt;"
-                       : std::string(1, c);
-  return text;
+  return in_dom(encode_escapes(bytes));
 }
 
 struct Arrow {
@@ -301,7 +305,7 @@ TEST(HtmlPage, ShowsTheCounterexampleAsASequenceChart) {
       has(dom, R"(<g class="step violating" data-step=")" + last + "\">"))
       << dom;
   EXPECT_TRUE(has(dom, R"(<p class="what violation" id="violation">)" +
-                           shown(report["violation"]) + "</p>"))
+                           in_dom(report["violation"]) + "</p>"))
       << dom;
   EXPECT_TRUE(has(dom, R"(<span class="verdict violated" id="verdict">)"));
   // The placeholder graph: the counterexample's path, drawn by Graphviz.

@@ -29,6 +29,12 @@ TEST(HtmlText, ShowsAnyBytesAsEscapedText) {
   EXPECT_EQ(html_of(json(nullptr)), "none");
 }
 
+// cmc's texts quote bytes C-escaped already: only raw bytes are escaped.
+TEST(HtmlText, EscapesOnlyRawBytesOfCmcsOwnText) {
+  EXPECT_EQ(html_of_text(json("forbidden response: \"bye\\n\"\xff")),
+            "forbidden response: &quot;bye\\n&quot;\\xff");
+}
+
 TEST(SvgOfDot, DrawsAGraphWithoutAddresses) {
   auto svg = svg_of_dot("digraph g { a -> b [label=\"SET a\\\\n\"]; }");
   ASSERT_TRUE(svg) << svg.error().message;
@@ -107,7 +113,9 @@ TEST(SequenceChart, DrawsEachStepsArrowsAndChanges) {
   EXPECT_TRUE(has(
       svg,
       R"(<g class="arrow send" data-step="2" data-from="A" data-to="kv"><title>&quot;&lt;\xff\n&quot;</title>)"));
-  EXPECT_TRUE(has(svg, R"(<g class="arrow close" data-step="2" data-from="kv" data-to="A">)"));
+  EXPECT_TRUE(has(
+      svg,
+      R"(<g class="arrow close" data-step="2" data-from="kv" data-to="A">)"));
   EXPECT_TRUE(has(svg, "cmc_state+1 01 -&gt; 00"));
   EXPECT_TRUE(has(svg, R"(<g class="step violating" data-step="2">)"));
 }
