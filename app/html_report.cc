@@ -180,10 +180,13 @@ std::string counterexample_section(const nlohmann::json &check,
       "<h2>Counterexample</h2>\n<p>The shortest path to the violation, "
       "replayed once: each step's message, the replies, the connections "
       "the server closed and the changes of the regions.</p>\n";
+  if (replay.is_null())
+    return html + R"(<p class="what violation">The replay for this chart )"
+                  "failed: cmc said why on stderr.</p>\n";
   if (replay.at("violation_step").is_null())
-    html += "<p class=\"what violation\">The replay did not show the "
+    html += R"(<p class="what violation">The replay did not show the )"
             "violation again.</p>\n";
-  return html + "<div class=\"figure\" id=\"chart\">" +
+  return html + R"(<div class="figure" id="chart">)" +
          sequence_chart(check, replay) + "</div>\n";
 }
 
@@ -208,7 +211,7 @@ std::string html_report(const nlohmann::json &check,
       html_escape(check.at("verdict").get<std::string>()) + "</title>\n" +
       kStyle + "</head>\n<body>\n";
   html += verdict_section(check);
-  if (replay.is_object())
+  if (check.at("verdict") == "violated")
     html += counterexample_section(check, replay);
   html += backtrace_section(check);
   html += counts_section(check);

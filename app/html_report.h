@@ -11,7 +11,8 @@ namespace cmc::app {
 // made from what --json writes, so the two never disagree. check is the
 // check's report (report_json with its "replay" filled in); replay the
 // counterexample replayed once (replay_report_json), null when there is
-// none; graph an <svg> of the state graph (svg_of_dot), "" for none.
+// none or its replay failed; graph an <svg> of the state graph
+// (svg_of_dot), "" for none.
 [[nodiscard]] std::string html_report(const nlohmann::json &check,
                                       const nlohmann::json &replay,
                                       const std::string &graph);

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -248,14 +249,14 @@ std::vector<std::string> changes_of(const nlohmann::json &replay) {
   std::vector<std::string> changes;
   for (std::size_t i = 0; i < replay["steps"].size(); ++i)
     for (const nlohmann::json &change : replay["steps"][i]["changes"]) {
-      char bytes[16];
-      std::snprintf(bytes, sizeof bytes, "%02x -&gt; %02x",
+      std::array<char, 16> bytes{};
+      std::snprintf(bytes.data(), bytes.size(), "%02x -&gt; %02x",
                     change["before"].get<unsigned>(),
                     change["after"].get<unsigned>());
       changes.push_back(std::to_string(i + 1) + " " +
                         change["region"].get<std::string>() + "+" +
                         std::to_string(change["offset"].get<std::size_t>()) +
-                        " " + bytes);
+                        " " + bytes.data());
     }
   return changes;
 }

@@ -36,7 +36,7 @@ TEST(HtmlText, EscapesOnlyRawBytesOfCmcsOwnText) {
 }
 
 TEST(SvgOfDot, DrawsAGraphWithoutAddresses) {
-  auto svg = svg_of_dot("digraph g { a -> b [label=\"SET a\\\\n\"]; }");
+  auto svg = svg_of_dot(R"(digraph g { a -> b [label="SET a\\n"]; })");
   ASSERT_TRUE(svg) << svg.error().message;
   EXPECT_TRUE(svg->starts_with("<svg")) << *svg;
   EXPECT_TRUE(has(*svg, "SET a\\n")) << *svg;
