@@ -4,15 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 #include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "app/check_page.h"
+#include "app/html_report.h"
 #include "app/replay_command.h"
 #include "app/report.h"
 #include "app/state_graph.h"
@@ -147,7 +146,7 @@ search::Options search_options(const CheckOptions &options,
   search.state = spec.state;
   search.audit = spec.audit;
   search.mask_volatile = options.mask_volatile;
-  search.graph = !options.dot.empty();
+  search.graph = !options.dot.empty() || !options.html.empty();
   search.stop_requested = [] {
     return tracer::Watchdog::instance().interrupted();
   };
@@ -194,30 +193,8 @@ void print_replay(std::FILE *out, const CheckOptions &options,
     fmt::print(out, "       or: cmc replay --from {}\n", options.json);
 }
 
-// --dot's file ("" none), created before the search, so that a path that
-// cannot be written is a usage error at once, as --json's.
-std::ofstream open_dot(const std::string &path) {
-  std::ofstream file;
-  if (path.empty())
-    return file;
-  file.open(path);
-  if (!file)
-    usage(fmt::format("cannot write --dot {}: {}", path, std::strerror(errno)));
-  return file;
-}
-
-void write_dot(std::ofstream &file, const std::string &path,
-               const std::string &dot) {
-  errno = 0;
-  file << dot << std::flush;
-  if (!file)
-    cannot_check(fmt::format(
-        "cannot write the state graph to {}{}", path,
-        errno != 0 ? fmt::format(": {}", std::strerror(errno)) : ""));
-}
-
-int check(const CheckOptions &options, JsonOutput &json_output) {
-  std::ofstream dot = open_dot(options.dot);
+int check(const CheckOptions &options, JsonOutput &json_output,
+          OutputFile &page, OutputFile &dot) {
   const auto spec = check_spec(options);
   const auto layout = layout_of(spec->regions);
   const auto property = make_check_property(options.target, spec, layout);
@@ -235,6 +212,9 @@ int check(const CheckOptions &options, JsonOutput &json_output) {
   StepNames names{spec, spec->tick ? format_duration(*spec->tick) : "",
                   spec->tick ? options.max_ticks.value_or(1) : 0, spec->seed};
   names.once = options.once;
+  names.max_depth = options.max_depth;
+  names.max_states = options.max_states;
+  names.jobs = search.jobs;
   names.no_property = options.target.invariant == "none" &&
                       options.target.forbid_response.empty() &&
                       options.target.properties.empty();
@@ -253,8 +233,9 @@ int check(const CheckOptions &options, JsonOutput &json_output) {
     json["error"] = lossy;
   }
   json_output.write(json);
-  if (dot.is_open())
-    write_dot(dot, options.dot, state_graph_dot(*report, names, layout));
+  if (!options.dot.empty())
+    dot.write(state_graph_dot(*report, names, layout));
+  page.write(check_page(json, *report, names, *property, layout));
   if (refused)
     fmt::print(stderr, "cmc: {}; --strict makes that an error\n", lossy);
   if (report->interrupted || refused)
@@ -301,6 +282,14 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
                       " states, only the counterexample's path and the "
                       "states one step from it, or without one the first " +
                       std::to_string(kGraphLimit))
+      ->type_name("FILE")
+      ->check(output_file(false));
+  check
+      .add_option("--html", options.html,
+                  "Write the report as one self-contained HTML page to FILE: "
+                  "the verdict, settings, counts, coverage, sources of time "
+                  "and randomness, a counterexample's message sequence "
+                  "chart, and the state graph of --dot")
       ->type_name("FILE")
       ->check(output_file(false));
   check.add_flag("-q,--quiet", options.quiet, "No progress lines");
@@ -351,10 +340,14 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
 
 int run_check(const CheckOptions &options) {
   JsonOutput json_output(options.json);
+  OutputFile page("--html", "the HTML page", options.html);
+  OutputFile dot("--dot", "the state graph", options.dot);
   try {
-    return check(options, json_output);
+    return check(options, json_output, page, dot);
   } catch (const UserError &error) {
-    json_output.write(error_json(error.what()));
+    const nlohmann::json json = error_json(error.what());
+    json_output.write(json);
+    page.write(html_report(json, nullptr, ""));
     throw;
   }
 }

@@ -21,6 +21,7 @@ struct CheckOptions {
   std::optional<unsigned> jobs; // none: all CPUs
   std::string json;             // "" none, "-" stdout
   std::string dot;              // "" none: the state graph's file
+  std::string html;             // --html FILE: the page; "" none
   bool quiet = false;
   std::optional<std::size_t> max_ticks;
   bool once = false;          // each message at most once per path

@@ -297,7 +297,7 @@ void Explorer::take(const Step &step, bool quiet) {
   if (!after)
     return end_run("error: " + after.error().message);
   if (!quiet)
-    print_changes(layout_, states_.back(), *after);
+    print_changes(changes_of(layout_, states_.back(), *after));
   states_.push_back(std::move(*after));
   received_.push_back(std::move(received));
   if (quiet)

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "app/path_replay.h"
 #include "app/report_reader.h"
 #include "app/step_report.h"
 #include "search/property.h"
@@ -274,112 +275,45 @@ std::string replay_command_line(const TargetOptions &options,
 
 namespace {
 
-// The target started as replay shows it: every system call stops. The
-// calls until it waits for a client go to startup (--json).
-tracer::TargetRun start_observed(const tracer::TargetSpec &spec,
-                                 const tracer::NetworkNamespace &netns,
-                                 tracer::SyscallTrace &trace,
-                                 const ReplayOptions &options,
-                                 const TraceOutput &out,
-                                 nlohmann::json &startup) {
-  tracer::LaunchSpec launch = spec.launch;
-  launch.observe = true;
-  launch.netns = netns.fd();
-  bool located = false;
-  auto run = tracer::TargetRun::start(spec, launch, located, &trace);
-  if (!run)
-    cannot_check(run.error().message);
-  const auto calls = trace.take();
-  fmt::print("start: {} system calls until the target waited for a client{}\n",
-             calls.size(), options.startup ? ":" : " (--startup lists them)");
-  if (options.startup)
-    print_calls(calls, "  ", out);
-  startup = calls_json(calls);
-  return std::move(*run);
-}
+// Prints each step as it goes: the system calls the output shows, what
+// the target waits in, the replies and the region changes.
+class PrintingWatcher final : public ReplayWatcher {
+public:
+  PrintingWatcher(const tracer::TargetSpec &spec, const Plan &plan,
+                  const ReplayOptions &options, const TraceOutput &out)
+      : spec_(spec), plan_(plan), options_(options), out_(out) {}
 
-struct Violation {
-  std::string text; // "" when none
-  std::size_t step = 0;
+  void started(const std::vector<tracer::TracedCall> &calls) override {
+    fmt::print(
+        "start: {} system calls until the target waited for a client{}\n",
+        calls.size(), options_.startup ? ":" : " (--startup lists them)");
+    if (options_.startup)
+      print_calls(calls, "  ", out_);
+  }
+
+  void stepping(std::size_t step) override {
+    fmt::print("step {}: {}\n", step + 1,
+               step_text(plan_.steps.at(step), plan_.target.tick));
+  }
+
+  void stepped(const StepOutcome &outcome) override {
+    print_calls(outcome.calls, "  ", out_);
+    if (outcome.waiting_in && out_.shows(*outcome.waiting_in))
+      fmt::print("  waiting in: {}\n", outcome.waiting_in->parts.text());
+    print_effects(spec_, outcome.effects, true);
+    print_responses(spec_, outcome.received);
+    if (outcome.fault)
+      print_backtrace(stdout, outcome.fault->backtrace, 8);
+    else
+      print_changes(outcome.changes);
+  }
+
+private:
+  const tracer::TargetSpec &spec_;
+  const Plan &plan_;
+  const ReplayOptions &options_;
+  const TraceOutput &out_;
 };
-
-// The replay so far: what the steps did, every state and what every
-// client received, for properties over the whole path.
-struct Replayed {
-  nlohmann::json steps = nlohmann::json::array(); // --json's
-  std::vector<std::vector<std::byte>> states;
-  std::vector<std::vector<std::string>> received;
-};
-
-// Takes step i and prints what the target did in it; the violation when
-// the target died by it.
-std::optional<Violation> take_step(tracer::TargetRun &run,
-                                   tracer::SyscallTrace &trace,
-                                   const tracer::TargetSpec &spec,
-                                   const Plan &plan, tracer::ActionId action,
-                                   std::size_t i, const TraceOutput &out,
-                                   Replayed &replayed) {
-  fmt::print("step {}: {}\n", i + 1,
-             step_text(plan.steps[i], plan.target.tick));
-  nlohmann::json json = step_json(plan.steps[i], plan.target.tick);
-  auto fault = run.step(action);
-  if (!fault)
-    cannot_check(fault.error().message);
-  const auto calls = trace.take();
-  print_calls(calls, "  ", out);
-  json["syscalls"] = calls_json(calls);
-  json["waiting_in"] = nullptr;
-  if (const auto waiting = trace.pending(run.tracee()); waiting && !*fault) {
-    if (out.shows(*waiting))
-      fmt::print("  waiting in: {}\n", waiting->parts.text());
-    json["waiting_in"] = waiting->parts.text();
-  }
-  replayed.received.push_back(run.drain());
-  print_effects(spec, run.effects(), true);
-  add_effects_json(json, run.effects());
-  print_responses(spec, replayed.received.back());
-  json["replies"] = replies_json(spec, replayed.received.back());
-  json["changes"] = nlohmann::json::array();
-  if (*fault) {
-    replayed.steps.push_back(std::move(json));
-    (*fault)->step = i;
-    print_backtrace(stdout, (*fault)->backtrace, 8);
-    return Violation{(*fault)->violation(), i + 1};
-  }
-  auto after = run.read_state();
-  if (!after)
-    cannot_check(after.error().message);
-  const auto layout = layout_of(spec.regions);
-  print_changes(layout, replayed.states.back(), *after);
-  json["changes"] =
-      changes_json(changes_of(layout, replayed.states.back(), *after));
-  replayed.steps.push_back(std::move(json));
-  replayed.states.push_back(std::move(*after));
-  return std::nullopt;
-}
-
-// Takes the steps one by one, printing what the target did in each, until
-// one breaks the property.
-Violation take_steps(tracer::TargetRun &run, tracer::SyscallTrace &trace,
-                     const tracer::TargetSpec &spec, const Plan &plan,
-                     const std::vector<tracer::ActionId> &actions,
-                     const search::Property &property, const TraceOutput &out,
-                     Replayed &replayed) {
-  if (auto initial = run.read_state())
-    replayed.states.push_back(std::move(*initial));
-  else
-    cannot_check(initial.error().message);
-  for (std::size_t i = 0; i < actions.size(); ++i) {
-    if (auto died =
-            take_step(run, trace, spec, plan, actions[i], i, out, replayed))
-      return *died;
-    const std::span<const tracer::ActionId> path(actions.data(), i + 1);
-    if (auto violation = property.check_last_step(
-            {path, replayed.states, replayed.received}))
-      return {*violation, i + 1};
-  }
-  return {};
-}
 
 // The report's violation did not show: with another build or command the
 // bug is gone (exit 0); with the very build that showed it, the target
@@ -416,33 +350,15 @@ int run_replay(const ReplayOptions &options) {
   const auto actions = actions_of(plan.steps, *spec);
   const auto property =
       make_check_property(plan.target, spec, layout_of(spec->regions));
-  auto netns = tracer::NetworkNamespace::create();
-  if (!netns)
-    cannot_check(netns.error().message);
   tracer::SyscallTrace trace(options.backtrace, out.format());
-  nlohmann::json startup;
-  tracer::TargetRun run =
-      start_observed(*spec, *netns, trace, options, out, startup);
-  Replayed replayed;
-  const Violation violation =
-      take_steps(run, trace, *spec, plan, actions, *property, out, replayed);
-  const bool violated = !violation.text.empty();
-  nlohmann::json report = report_header();
-  report.update(nlohmann::json{
-      {"verdict", violated ? "violated" : "holds"},
-      {"violation",
-       violated ? nlohmann::json(violation.text) : nlohmann::json(nullptr)},
-      {"violation_step",
-       violated ? nlohmann::json(violation.step) : nlohmann::json(nullptr)},
-      {"expected_violation", plan.expected.empty()
-                                 ? nlohmann::json(nullptr)
-                                 : nlohmann::json(plan.expected)},
-      {"startup_syscalls", std::move(startup)},
-      {"steps", std::move(replayed.steps)}});
-  json.write(report);
+  PrintingWatcher watcher(*spec, plan, options, out);
+  const PathReplay replay = replay_path(
+      *spec, plan.steps, actions, plan.target.tick, *property, trace, watcher);
+  const bool violated = !replay.violation.empty();
+  json.write(replay_report_json(replay, plan.expected));
   if (violated) {
-    fmt::print("violated: {} (at step {} of {})\n", violation.text,
-               violation.step, actions.size());
+    fmt::print("violated: {} (at step {} of {})\n", replay.violation,
+               replay.violation_step, actions.size());
     return static_cast<int>(ExitCode::kViolation);
   }
   fmt::print("no violation in {} steps\n", actions.size());

@@ -81,6 +81,10 @@ std::string heap_text(const decoder::HeapSummary &heap) {
                      heap.free_chunks);
 }
 
+nlohmann::json optional_json(const std::optional<std::size_t> &value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
 std::size_t mean(std::size_t total, std::size_t count) {
   return count == 0 ? 0 : (total + count / 2) / count;
 }
@@ -247,11 +251,16 @@ nlohmann::json coverage_json(const search::Report &report,
   for (std::size_t i = 0;
        i < std::min(report.coverage.size(), names.spec->messages.size()); ++i) {
     const search::MessageCoverage &coverage = report.coverage[i];
-    nlohmann::json message = {{"message", i + 1},
-                              {"send", names.spec->messages[i]},
-                              {"transitions", coverage.transitions},
-                              {"read_whole", coverage.read_whole},
-                              {"waits_in", nullptr}};
+    const std::size_t client = names.spec->client_of_message(i);
+    nlohmann::json message = {
+        {"message", i + 1},
+        {"client", names.spec->clients.empty()
+                       ? nlohmann::json(nullptr)
+                       : nlohmann::json(names.spec->clients.at(client))},
+        {"send", names.spec->messages[i]},
+        {"transitions", coverage.transitions},
+        {"read_whole", coverage.read_whole},
+        {"waits_in", nullptr}};
     if (coverage.read_whole < coverage.transitions)
       message["waits_in"] = coverage.waits_in;
     messages.push_back(message);
@@ -396,6 +405,10 @@ nlohmann::json report_json(const search::Report &report,
                                   : nlohmann::json(names.tick)},
       {"max_ticks", names.max_ticks},
       {"seed", names.seed},
+      {"bounds",
+       {{"max_depth", optional_json(names.max_depth)},
+        {"max_states", optional_json(names.max_states)}}},
+      {"jobs", names.jobs},
       {"state", state_name(names.spec->state)},
       {"abstraction", abstraction_json(report, names)},
       {"heap", heap_json(report.heap)},
@@ -487,49 +500,56 @@ nlohmann::json error_json(const std::string &message) {
                {"masked", nlohmann::json::array()},
                {"restarts", 0}});
   // The settings and what the search measured: not reached.
-  for (const char *key :
-       {"elapsed_s", "states_per_s", "transitions_per_s",
-        "collision_probability", "tick", "max_ticks", "seed", "state",
-        "abstraction", "heap", "bytes_read_per_state", "bytes_hashed_per_state",
-        "once", "coverage", "snapshots", "checked", "replay"})
+  for (const char *key : {"elapsed_s", "states_per_s", "transitions_per_s",
+                          "collision_probability", "tick", "max_ticks", "seed",
+                          "bounds", "jobs", "state", "abstraction", "heap",
+                          "bytes_read_per_state", "bytes_hashed_per_state",
+                          "once", "coverage", "snapshots", "checked", "replay"})
     json[key] = nullptr;
   return json;
 }
 
-JsonOutput::JsonOutput(const std::string &destination)
-    : destination_(destination) {
+OutputFile::OutputFile(std::string_view option, std::string what,
+                       const std::string &destination)
+    : what_(std::move(what)), destination_(destination) {
   if (destination.empty())
     return;
   if (destination == "-") {
     // A closed stdout: a descriptor cmc opens later would take number 1.
     const int flags = fcntl(STDOUT_FILENO, F_GETFL);
     if (flags == -1 || (flags & O_ACCMODE) == O_RDONLY)
-      usage("cannot write --json -: stdout is closed or read-only");
+      usage(fmt::format("cannot write {} -: stdout is closed or read-only",
+                        option));
     return;
   }
   file_.open(destination);
   if (!file_)
-    usage(fmt::format("cannot write --json {}: {}", destination,
+    usage(fmt::format("cannot write {} {}: {}", option, destination,
                       std::strerror(errno)));
 }
 
-void JsonOutput::write(const nlohmann::json &json) {
-  if (destination_.empty() || failed_)
+void OutputFile::write(std::string_view text) {
+  if (destination_.empty() || done_)
     return;
+  done_ = true;
+  std::ostream &out = destination_ == "-" ? std::cout : file_;
+  errno = 0;
+  out << text << std::flush;
+  if (!out)
+    cannot_check(fmt::format(
+        "cannot write {} to {}{}", what_,
+        destination_ == "-" ? "stdout" : destination_,
+        errno != 0 ? fmt::format(": {}", std::strerror(errno)) : ""));
+}
+
+JsonOutput::JsonOutput(const std::string &destination)
+    : file_("--json", "the JSON report", destination) {}
+
+void JsonOutput::write(const nlohmann::json &json) {
   const auto text = dump_json(json);
   if (!text)
     cannot_check(text.error().message);
-  std::ostream &out = destination_ == "-" ? std::cout : file_;
-  errno = 0;
-  out << *text << '\n' << std::flush;
-  if (!out) {
-    // The error report would fail the same way.
-    failed_ = true;
-    cannot_check(fmt::format(
-        "cannot write the JSON report to {}{}",
-        destination_ == "-" ? "stdout" : destination_,
-        errno != 0 ? fmt::format(": {}", std::strerror(errno)) : ""));
-  }
+  file_.write(*text + '\n');
 }
 
 std::string abstraction_caveat(const search::Report &report,

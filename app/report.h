@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "search/breadth_first.h"
@@ -44,6 +46,10 @@ struct StepNames {
   std::uint64_t seed = 0;
   bool once = false;        // --once
   bool no_property = false; // no invariant, response or plugin property
+  // --max-depth and --max-states; none: unbounded.
+  std::optional<std::size_t> max_depth{};
+  std::optional<std::size_t> max_states{};
+  unsigned jobs = 0; // the worker threads the search ran
 };
 
 // "holds under the region abstraction: 7 of 7 merges joined states that
@@ -82,20 +88,35 @@ void add_sources_json(nlohmann::json &report, const tracer::Sources &sources);
 // The same as the "time and randomness:" section of a text report.
 void print_sources(std::FILE *out, const tracer::Sources &sources);
 
-// Where --json writes: a file, "-" for stdout, "" nowhere. The file is
-// created when this is made, so a path that cannot be written is a usage
-// error (UserError) before any work; write() throws UserError when it fails
-// (a full disk, a closed stdout), and writes nothing after that. Strings
-// are written as json_bytes writes them.
+// A file an option writes (--json, --html): a path, "-" for stdout, ""
+// nowhere. The file is created when this is made, so a path that cannot be
+// written is a usage error (UserError) before any work; write() throws
+// UserError when it fails (a full disk, a closed stdout). It writes once:
+// nothing after the first write, whether that failed or not.
+class OutputFile {
+public:
+  // option names the file in errors ("--json"), what what it holds ("the
+  // JSON report").
+  OutputFile(std::string_view option, std::string what,
+             const std::string &destination);
+  void write(std::string_view text);
+
+private:
+  std::string what_;
+  std::string destination_;
+  std::ofstream file_;
+  bool done_ = false;
+};
+
+// Where --json writes (OutputFile). Strings are written as json_bytes
+// writes them.
 class JsonOutput {
 public:
   explicit JsonOutput(const std::string &destination);
   void write(const nlohmann::json &json);
 
 private:
-  std::string destination_;
-  std::ofstream file_;
-  bool failed_ = false;
+  OutputFile file_;
 };
 
 // Where a crash hit: "  at #0 crash+0x1c (misbehave.c:80)", then the

@@ -84,10 +84,7 @@ nlohmann::json replies_json(const tracer::TargetSpec &spec,
   return json;
 }
 
-void print_changes(const std::vector<search::RegionLayout> &layout,
-                   std::span<const std::byte> before,
-                   std::span<const std::byte> after) {
-  const std::vector<ByteChange> changes = changes_of(layout, before, after);
+void print_changes(const std::vector<ByteChange> &changes) {
   for (const ByteChange &change : changes)
     fmt::print("  changed: {}\n", change_text(change));
   if (changes.empty())

@@ -55,9 +55,7 @@ replies_json(const tracer::TargetSpec &spec,
              const std::vector<std::string> &received);
 
 // "  changed: cmc_state+1 01 -> 00" for each byte that changed.
-void print_changes(const std::vector<search::RegionLayout> &layout,
-                   std::span<const std::byte> before,
-                   std::span<const std::byte> after);
+void print_changes(const std::vector<ByteChange> &changes);
 
 // '  response: "OK\n"', or with several clients a line per client that
 // received anything: '  response to A: "OK\n"'.

@@ -10,12 +10,14 @@ packages=(
   libseccomp-dev libelf-dev libdw-dev libcapstone-dev libtbb-dev
   libunwind-dev libxxhash-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libedit-dev
+  libgraphviz-dev # check --html draws graphs with Graphviz's libgvc
   # The Debian package (cpack -G DEB, scripts/package_test.sh): man pages
   # from the help, CPack's file type test, man -w.
   help2man file man-db
   tmux # the interactive test of cmc explore
   python3-jsonschema # the tests validate every JSON report against docs/schema
   graphviz # the tests draw cmc check --dot's graphs (dot -Tsvg)
+  chromium # the tests render check --html pages in a headless browser
   # CI's checks: scripts/fuzz.sh (libFuzzer), lint.sh, tsan.sh (dpkg-source).
   clang-14 libclang-rt-14-dev clang-format clang-tidy dpkg-dev
   # Real servers cmc checks unmodified, as Debian ships them (their tests,

@@ -12,7 +12,8 @@ namespace cmc::testing {
 // "snapshots" (which transitions were restored differs with the workers);
 // and "bytes_read_per_state" (a restore writes zeros back into a page of
 // anonymous memory the saved state had never touched, which then counts
-// as present: beanstalkd 218118 bytes restored, 216353 replayed). What is
+// as present: beanstalkd 218118 bytes restored, 216353 replayed); "jobs"
+// (the workers). What is
 // left must be equal for every -j and --mode.
 nlohmann::json answers_of(nlohmann::json report);
 

@@ -1,0 +1,363 @@
+// cmc check --html: the page rendered by a real headless browser
+// (Debian's chromium), its chart checked against what `cmc replay --json`
+// reports of the same counterexample. Without a chromium that starts, the
+// browser tests skip and say why.
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <set>
+
+#include "tests/integration/run_cmc.h"
+#include "util/escape.h"
+
+namespace cmc::testing {
+namespace {
+
+std::string read_file(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(file), {}};
+}
+
+// A directory of the test's own, removed after it.
+class TempDir {
+public:
+  TempDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "cmc-html-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr)
+      throw std::runtime_error("mkdtemp");
+    path_ = pattern;
+  }
+  TempDir(const TempDir &) = delete;
+  TempDir &operator=(const TempDir &) = delete;
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  [[nodiscard]] std::string operator/(const std::string &name) const {
+    return path_ + "/" + name;
+  }
+
+private:
+  std::string path_;
+};
+
+bool on_path(const std::string &program) {
+  const char *path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+    if (access((dirs.substr(start, end - start) + "/" + program).c_str(),
+               X_OK) == 0)
+      return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+struct Rendered {
+  std::string dom; // the DOM once the page loaded, as HTML
+  std::string log; // the browser's stderr, its console lines included
+  // Why the browser did not render the page (chromium is not installed or
+  // cannot start): "" when it did.
+  std::string failure;
+};
+
+// The page at path loaded by headless chromium (at most 60 s), its DOM
+// dumped; a line on its console fails the test.
+Rendered render(const std::string &path, const TempDir &dir) {
+  if (!on_path("chromium"))
+    return {"", "", "chromium is not installed (scripts/setup.sh installs it)"};
+  std::vector<std::string> args{"timeout",
+                                "-k",
+                                "5",
+                                "60",
+                                "chromium",
+                                "--headless",
+                                "--no-sandbox",
+                                "--disable-gpu",
+                                "--no-first-run",
+                                "--disable-crash-reporter",
+                                "--enable-logging=stderr",
+                                "--v=0",
+                                "--user-data-dir=" + (dir / "profile"),
+                                "--dump-dom",
+                                "file://" + path};
+  std::vector<char *> argv;
+  for (std::string &arg : args)
+    argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  const std::string out = dir / "browser.out";
+  const std::string err = dir / "browser.err";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null",
+                                   O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  pid_t pid = -1;
+  const int spawned =
+      posix_spawnp(&pid, "timeout", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  Rendered rendered;
+  if (spawned != 0) {
+    rendered.failure = "cannot run timeout(1)";
+    return rendered;
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  // Helpers the browser left behind came to this subreaper.
+  (void)reap_leftovers();
+  rendered.dom = read_file(out);
+  rendered.log = read_file(err);
+  // The console's errors: a page without script has none.
+  EXPECT_FALSE(has(rendered.log, "Uncaught")) << rendered.log;
+  EXPECT_FALSE(has(rendered.log, ":CONSOLE(")) << rendered.log;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+      !has(rendered.dom, "</html>"))
+    rendered.failure =
+        "chromium cannot render the page: status " +
+        std::to_string(WIFEXITED(status) ? WEXITSTATUS(status)
+                                         : 128 + WTERMSIG(status)) +
+        ": " + last_line(rendered.log);
+  return rendered;
+}
+
+// Every tag of the page closed in the order opened (the void elements of
+// HTML and SVG's self-closing ones aside), the page one <html> element.
+std::string unbalanced_tag(const std::string &page) {
+  static const std::set<std::string> kVoid{"meta", "br",    "hr",
+                                           "img",  "input", "link"};
+  static const std::regex kTag(R"(<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*?(/?)>)");
+  std::vector<std::string> open;
+  const std::string body = page.substr(page.find("<html"));
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), kTag);
+       it != std::sregex_iterator(); ++it) {
+    const std::string name = (*it)[2];
+    if ((*it)[3] == "/" || kVoid.contains(name))
+      continue;
+    if ((*it)[1] != "/") {
+      open.push_back(name);
+      continue;
+    }
+    if (open.empty() || open.back() != name)
+      return "</" + name + "> closes " +
+             (open.empty() ? "nothing" : open.back());
+    open.pop_back();
+  }
+  return open.empty() ? "" : "<" + open.back() + "> is never closed";
+}
+
+// A page well-formed, without script and without the address of anything
+// outside it.
+void expect_self_contained(const std::string &page) {
+  EXPECT_EQ(unbalanced_tag(page), "");
+  EXPECT_FALSE(has(page, "http:")) << "the page names an address";
+  EXPECT_FALSE(has(page, "https:")) << "the page names an address";
+  EXPECT_FALSE(has(page, "<script"));
+}
+
+// text as the DOM serialises a text node: & < > escaped.
+std::string in_dom(const std::string &text) {
+  std::string escaped;
+  for (const char c : text)
+    escaped += c == '&'   ? "&amp;"
+               : c == '<' ? "&lt;"
+               : c == '>' ? "&gt;"
+                          : std::string(1, c);
+  return escaped;
+}
+
+// What the page shows of a target's bytes: C escapes, in the DOM.
+std::string shown(const std::string &bytes) {
+  return in_dom(encode_escapes(bytes));
+}
+
+struct Arrow {
+  std::string kind, step, from, to, label;
+  bool operator==(const Arrow &) const = default;
+  friend std::ostream &operator<<(std::ostream &out, const Arrow &arrow) {
+    return out << arrow.step << " " << arrow.kind << " " << arrow.from << " -> "
+               << arrow.to << ": " << arrow.label;
+  }
+};
+
+std::vector<Arrow> arrows_in(const std::string &dom) {
+  static const std::regex kArrow(
+      R"re(<g class="arrow (\w+)" data-step="(\d+)" data-from="([^"]*)" data-to="([^"]*)"><title>([^<]*)</title>)re");
+  std::vector<Arrow> arrows;
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), kArrow);
+       it != std::sregex_iterator(); ++it)
+    arrows.push_back({(*it)[1], (*it)[2], (*it)[3], (*it)[4], (*it)[5]});
+  return arrows;
+}
+
+// The arrows `cmc replay --json`'s report says the chart must have: per
+// step its message, its replies, the connections the server closed.
+std::vector<Arrow> arrows_of(const nlohmann::json &replay,
+                             const std::vector<std::string> &clients,
+                             const std::string &server) {
+  std::vector<Arrow> arrows;
+  for (std::size_t i = 0; i < replay["steps"].size(); ++i) {
+    const nlohmann::json &step = replay["steps"][i];
+    const std::string number = std::to_string(i + 1);
+    arrows.push_back({"send", number, step["client"], server,
+                      "\"" + shown(step["send"]) + "\""});
+    for (const nlohmann::json &reply : step["replies"])
+      arrows.push_back({"reply", number, server, reply["client"],
+                        "\"" + shown(reply["bytes"]) + "\""});
+    for (const nlohmann::json &client :
+         step.value("closed_by_server", nlohmann::json::array()))
+      arrows.push_back({"close", number, server,
+                        clients.at(client.get<std::size_t>()),
+                        "closed by the server"});
+  }
+  return arrows;
+}
+
+std::vector<std::string> lifelines_in(const std::string &dom) {
+  static const std::regex kLifeline(
+      R"re(<g class="lifeline( server)?" data-name="([^"]*)">)re");
+  std::vector<std::string> names;
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), kLifeline);
+       it != std::sregex_iterator(); ++it)
+    names.push_back((*it)[2]);
+  return names;
+}
+
+std::vector<std::string> changes_in(const std::string &dom) {
+  static const std::regex kChange(
+      R"re(<text class="change" data-step="(\d+)"[^>]*>([^<]*)</text>)re");
+  std::vector<std::string> changes;
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), kChange);
+       it != std::sregex_iterator(); ++it)
+    changes.push_back(std::string((*it)[1]) + " " + std::string((*it)[2]));
+  return changes;
+}
+
+std::vector<std::string> changes_of(const nlohmann::json &replay) {
+  std::vector<std::string> changes;
+  for (std::size_t i = 0; i < replay["steps"].size(); ++i)
+    for (const nlohmann::json &change : replay["steps"][i]["changes"]) {
+      std::array<char, 16> bytes{};
+      std::snprintf(bytes.data(), bytes.size(), "%02x -&gt; %02x",
+                    change["before"].get<unsigned>(),
+                    change["after"].get<unsigned>());
+      changes.push_back(std::to_string(i + 1) + " " +
+                        change["region"].get<std::string>() + "+" +
+                        std::to_string(change["offset"].get<std::size_t>()) +
+                        " " + bytes.data());
+    }
+  return changes;
+}
+
+std::vector<std::string> lock_check(const std::string &server,
+                                    const TempDir &dir) {
+  return {"check",        "-q",          "--json",
+          dir / "r.json", "--html",      dir / "r.html",
+          "--max-depth",  "3",           "--region",
+          "held",         "--invariant", "exclusive",
+          "--client",     "A",           "-m",
+          "LOCK\\n",      "-m",          "UNLOCK\\n",
+          "--client",     "B",           "-m",
+          "LOCK\\n",      "-m",          "UNLOCK\\n",
+          "--",           demo(server),  "7000"};
+}
+
+TEST(HtmlPage, ShowsTheCounterexampleAsASequenceChart) {
+  const TempDir dir;
+  const Outcome check = run_cmc(lock_check("lock_server_bug", dir));
+  ASSERT_EQ(check.status, 1) << check.err;
+  EXPECT_EQ(check.err, "");
+  expect_self_contained(read_file(dir / "r.html"));
+  const Outcome replay = run_cmc(
+      {"replay", "--from", dir / "r.json", "--json", dir / "replay.json"});
+  ASSERT_EQ(replay.status, 1) << replay.err;
+  const auto expected = nlohmann::json::parse(read_file(dir / "replay.json"));
+  const auto report = nlohmann::json::parse(read_file(dir / "r.json"));
+
+  const Rendered rendered = render(dir / "r.html", dir);
+  if (!rendered.failure.empty())
+    GTEST_SKIP() << rendered.failure;
+  const std::string &dom = rendered.dom;
+  EXPECT_EQ(lifelines_in(dom),
+            (std::vector<std::string>{"A", "B", "lock_server_bug"}));
+  const std::vector<Arrow> arrows =
+      arrows_of(expected, {"A", "B"}, "lock_server_bug");
+  ASSERT_EQ(report["counterexample"].size(), expected["steps"].size());
+  // A message and a reply per step at least.
+  ASSERT_GE(arrows.size(), 2 * expected["steps"].size());
+  EXPECT_EQ(arrows_in(dom), arrows);
+  EXPECT_EQ(changes_in(dom), changes_of(expected));
+  EXPECT_FALSE(changes_in(dom).empty());
+  const std::string last = std::to_string(report["counterexample"].size());
+  EXPECT_EQ(expected["violation_step"], report["counterexample"].size());
+  EXPECT_TRUE(
+      has(dom, R"(<g class="step violating" data-step=")" + last + "\">"))
+      << dom;
+  EXPECT_TRUE(has(dom, R"(<p class="what violation" id="violation">)" +
+                           in_dom(report["violation"]) + "</p>"))
+      << dom;
+  EXPECT_TRUE(has(dom, R"(<span class="verdict violated" id="verdict">)"));
+  // The state graph of --dot, drawn by Graphviz: a node per state.
+  EXPECT_TRUE(has(dom, R"(<div class="figure graph" id="graph"><svg)"));
+  EXPECT_EQ(count_of(dom, R"(class="node")"), report["distinct_states"]);
+}
+
+TEST(HtmlPage, AHoldingCheckShowsVerdictCountsAndGraphWithoutAChart) {
+  const TempDir dir;
+  std::vector<std::string> args = lock_check("lock_server", dir);
+  // A message of any bytes: shown escaped, never as markup.
+  args.insert(args.end() - 3, {"-m", "<i>&\\xff\\n"});
+  const Outcome check = run_cmc(args);
+  ASSERT_EQ(check.status, 0) << check.err;
+  expect_self_contained(read_file(dir / "r.html"));
+  const auto report = nlohmann::json::parse(read_file(dir / "r.json"));
+
+  const Rendered rendered = render(dir / "r.html", dir);
+  if (!rendered.failure.empty())
+    GTEST_SKIP() << rendered.failure;
+  const std::string &dom = rendered.dom;
+  EXPECT_TRUE(has(dom, R"(<span class="verdict holds" id="verdict">holds)"));
+  EXPECT_FALSE(has(dom, R"(id="chart")")) << dom;
+  EXPECT_EQ(count_of(dom, R"(class="node")"), report["distinct_states"]);
+  EXPECT_FALSE(has(dom, R"(id="violation")"));
+  for (const auto &[name, key] :
+       {std::pair{"distinct states", "distinct_states"},
+        {"dedup merges", "dedup_merges"},
+        {"transitions", "transitions"},
+        {"depth", "max_depth"}})
+    EXPECT_TRUE(has(dom, std::string("<tr><th>") + name + "</th><td>" +
+                             report[key].dump() + "</td></tr>"))
+        << name << " in " << dom;
+  EXPECT_TRUE(has(dom, "&lt;i&gt;&amp;\\xff\\n")) << dom;
+  EXPECT_FALSE(has(dom, "<i>"));
+}
+
+TEST(HtmlPage, AFileThatCannotBeWrittenIsAUsageError) {
+  const Outcome run =
+      run_cmc({"check", "-m", "SET a\\n", "--html", "/nonexistent/r.html", "--",
+               demo("kv"), "7000"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_TRUE(run.err.starts_with("cmc: cannot write --html "
+                                  "/nonexistent/r.html: No such file or "
+                                  "directory\n"))
+      << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  const Outcome empty = run_cmc(
+      {"check", "-m", "SET a\\n", "--html", "", "--", demo("kv"), "7000"});
+  EXPECT_EQ(empty.status, 2) << empty.err;
+}
+
+} // namespace
+} // namespace cmc::testing
