@@ -214,7 +214,7 @@ int check(const CheckOptions &options, JsonOutput &json_output) {
   auto json = report_json(*report, names);
   json["replay"] = replay_json(options.target, spec->launch.program);
   // The verdict first: a JSON file that cannot be written does not hide it.
-  std::FILE *out = options.json == "-" ? stderr : stdout;
+  std::FILE *out = json_output.text_stream();
   print_report(out, *report, names);
   if (report->verdict == search::Verdict::kViolated)
     print_replay(out, options, *report, names);

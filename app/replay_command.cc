@@ -213,8 +213,10 @@ void add_replay_options(CLI::App &replay, ReplayOptions &options) {
   replay
       .add_option("--json", options.json,
                   "Write every step's system calls, replies and region "
-                  "changes as JSON to FILE (docs/report-format.md)")
-      ->type_name("FILE");
+                  "changes as JSON to FILE (- for stdout, the text then on "
+                  "stderr; docs/report-format.md)")
+      ->type_name("FILE")
+      ->check(json_file());
   add_trace_options(replay, options.trace);
 }
 
@@ -290,7 +292,8 @@ tracer::TargetRun start_observed(const tracer::TargetSpec &spec,
   if (!run)
     cannot_check(run.error().message);
   const auto calls = trace.take();
-  fmt::print("start: {} system calls until the target waited for a client{}\n",
+  fmt::print(out.text(),
+             "start: {} system calls until the target waited for a client{}\n",
              calls.size(), options.startup ? ":" : " (--startup lists them)");
   if (options.startup)
     print_calls(calls, "  ", out);
@@ -319,7 +322,7 @@ std::optional<Violation> take_step(tracer::TargetRun &run,
                                    const Plan &plan, tracer::ActionId action,
                                    std::size_t i, const TraceOutput &out,
                                    Replayed &replayed) {
-  fmt::print("step {}: {}\n", i + 1,
+  fmt::print(out.text(), "step {}: {}\n", i + 1,
              step_text(plan.steps[i], plan.target.tick));
   nlohmann::json json = step_json(plan.steps[i], plan.target.tick);
   auto fault = run.step(action);
@@ -331,26 +334,26 @@ std::optional<Violation> take_step(tracer::TargetRun &run,
   json["waiting_in"] = nullptr;
   if (const auto waiting = trace.pending(run.tracee()); waiting && !*fault) {
     if (out.shows(*waiting))
-      fmt::print("  waiting in: {}\n", waiting->parts.text());
+      fmt::print(out.text(), "  waiting in: {}\n", waiting->parts.text());
     json["waiting_in"] = waiting->parts.text();
   }
   replayed.received.push_back(run.drain());
-  print_effects(spec, run.effects(), true);
+  print_effects(out.text(), spec, run.effects(), true);
   add_effects_json(json, run.effects());
-  print_responses(spec, replayed.received.back());
+  print_responses(out.text(), spec, replayed.received.back());
   json["replies"] = replies_json(spec, replayed.received.back());
   json["changes"] = nlohmann::json::array();
   if (*fault) {
     replayed.steps.push_back(std::move(json));
     (*fault)->step = i;
-    print_backtrace(stdout, (*fault)->backtrace, 8);
+    print_backtrace(out.text(), (*fault)->backtrace, 8);
     return Violation{(*fault)->violation(), i + 1};
   }
   auto after = run.read_state();
   if (!after)
     cannot_check(after.error().message);
   const auto layout = layout_of(spec.regions);
-  print_changes(layout, replayed.states.back(), *after);
+  print_changes(out.text(), layout, replayed.states.back(), *after);
   json["changes"] =
       changes_json(changes_of(layout, replayed.states.back(), *after));
   replayed.steps.push_back(std::move(json));
@@ -384,9 +387,11 @@ Violation take_steps(tracer::TargetRun &run, tracer::SyscallTrace &trace,
 // The report's violation did not show: with another build or command the
 // bug is gone (exit 0); with the very build that showed it, the target
 // does not behave the same under cmc (exit 3).
-void not_reproduced(const Plan &plan, const std::string &program) {
+void not_reproduced(std::FILE *out, const Plan &plan,
+                    const std::string &program) {
   if (plan.found_hash.empty()) {
-    fmt::print("does not reproduce: {}; the report does not say which build "
+    fmt::print(out,
+               "does not reproduce: {}; the report does not say which build "
                "showed it (a fixed build, or a target that is not "
                "deterministic under cmc's control)\n",
                plan.expected);
@@ -394,7 +399,8 @@ void not_reproduced(const Plan &plan, const std::string &program) {
   }
   if (plan.found_with != plan.target.command ||
       plan.found_hash != program_hash(program)) {
-    fmt::print("does not reproduce: {}; the report found it with {} "
+    fmt::print(out,
+               "does not reproduce: {}; the report found it with {} "
                "(another build or command)\n",
                plan.expected,
                plan.found_with.empty() ? "?" : plan.found_with.front());
@@ -409,8 +415,8 @@ void not_reproduced(const Plan &plan, const std::string &program) {
 } // namespace
 
 int run_replay(const ReplayOptions &options) {
-  const TraceOutput out(options.trace);
   JsonOutput json(options.json);
+  const TraceOutput out(options.trace, json.text_stream());
   const Plan plan = plan_of(options);
   auto spec = target_spec(plan.target);
   const auto actions = actions_of(plan.steps, *spec);
@@ -441,13 +447,13 @@ int run_replay(const ReplayOptions &options) {
       {"steps", std::move(replayed.steps)}});
   json.write(report);
   if (violated) {
-    fmt::print("violated: {} (at step {} of {})\n", violation.text,
+    fmt::print(out.text(), "violated: {} (at step {} of {})\n", violation.text,
                violation.step, actions.size());
     return static_cast<int>(ExitCode::kViolation);
   }
-  fmt::print("no violation in {} steps\n", actions.size());
+  fmt::print(out.text(), "no violation in {} steps\n", actions.size());
   if (!plan.expected.empty())
-    not_reproduced(plan, spec->launch.program);
+    not_reproduced(out.text(), plan, spec->launch.program);
   return static_cast<int>(ExitCode::kHolds);
 }
 

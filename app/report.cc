@@ -532,6 +532,10 @@ void JsonOutput::write(const nlohmann::json &json) {
   }
 }
 
+std::FILE *JsonOutput::text_stream() const {
+  return destination_ == "-" ? stderr : stdout;
+}
+
 std::string abstraction_caveat(const search::Report &report,
                                const StepNames &names) {
   const std::string lossy = lossy_merges(report, names);

@@ -91,6 +91,9 @@ class JsonOutput {
 public:
   explicit JsonOutput(const std::string &destination);
   void write(const nlohmann::json &json);
+  // Where the command's text goes: stdout, or stderr when the JSON takes
+  // stdout (--json -), which then holds one JSON object and nothing else.
+  [[nodiscard]] std::FILE *text_stream() const;
 
 private:
   std::string destination_;

@@ -310,6 +310,26 @@ TEST_F(Replay, TraceJsonHasEachStepsCallsRepliesAndChanges) {
            {"after", 0}}}));
 }
 
+// With --json -, stdout is the report alone and the text goes to stderr,
+// as with cmc check.
+TEST_F(Replay, JsonOnStdoutMovesTheTextToStderr) {
+  const Outcome run = run_cmc({"replay", "--json", "-", "--region", "cmc_state",
+                               "--invariant", "sticky", "--steps", "SET b\\n",
+                               "SET a\\n", "--", demo("kv_bug"), "7000"});
+  EXPECT_EQ(run.status, 1) << run.err;
+  const nlohmann::json json = run.json();
+  ASSERT_TRUE(json.is_object()) << run.out;
+  EXPECT_EQ(json["verdict"], "violated");
+  EXPECT_EQ(json["steps"].size(), 2U) << run.out;
+  EXPECT_TRUE(has(run.err, "step 2: send \"SET a\\n\"\n"
+                           "  read(4, \"SET a\\n\", 255) = 6\n"))
+      << run.err;
+  EXPECT_TRUE(has(run.err, "  changed: cmc_state+1 01 -> 00\n")) << run.err;
+  EXPECT_TRUE(has(run.err, "violated: sticky: byte 1 of cmc_state went 01 -> "
+                           "00 (at step 2 of 2)\n"))
+      << run.err;
+}
+
 // TLC's habit: the settings of the search before it starts.
 TEST_F(Replay, CheckSaysItsSettingsBeforeItStarts) {
   const Outcome run =
