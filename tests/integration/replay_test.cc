@@ -333,8 +333,8 @@ TEST_F(Replay, JsonOnStdoutMovesTheTextToStderr) {
 // TLC's habit: the settings of the search before it starts.
 TEST_F(Replay, CheckSaysItsSettingsBeforeItStarts) {
   const Outcome run =
-      run_cmc({"check", "-j", "1", "--max-depth", "3", "-m", "SET a\\n",
-               "--region", "cmc_state", "--", demo("kv"), "7000"});
+      run_cmc({"check", "-j", "1", "--max-depth", "3", "--seed", "7", "-m",
+               "SET a\\n", "--region", "cmc_state", "--", demo("kv"), "7000"});
   EXPECT_EQ(run.status, 0) << run.err;
   // The mode is the default's, whichever that is.
   EXPECT_TRUE(run.err.starts_with("cmc: breadth-first search of " + demo("kv") +
@@ -342,7 +342,13 @@ TEST_F(Replay, CheckSaysItsSettingsBeforeItStarts) {
       << run.err;
   EXPECT_TRUE(has(run.err, ", state regions (cmc_state; merges audited "
                            "against the whole process), depth at most 3, "
-                           "states unbounded\n"))
+                           "states unbounded, --seed 7, started "))
+      << run.err;
+  // The start, in UTC.
+  EXPECT_TRUE(std::regex_search(
+      run.err,
+      std::regex(", started "
+                 "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\n")))
       << run.err;
   const Outcome quiet = run_cmc({"check", "-q", "-m", "SET a\\n", "--region",
                                  "cmc_state", "--", demo("kv"), "7000"});
