@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential binutils cmake ninja-build pkg-config
   libseccomp-dev libelf-dev libdw-dev libcapstone-dev libtbb-dev
-  libunwind-dev libxxhash-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libunwind-dev libxxhash-dev libfmt-dev libspdlog-dev libcli11-dev
+  nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libedit-dev
   # The Debian package (cpack -G DEB, scripts/package_test.sh): man pages
   # from the help, CPack's file type test, man -w.
