@@ -12,8 +12,8 @@ packages=(
   nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libedit-dev
   # The Debian package (cpack -G DEB, scripts/package_test.sh): man pages
-  # from the help, CPack's file type test, man -w.
-  help2man file man-db
+  # from the help, CPack's file type test, man -w, the package's lint.
+  help2man file man-db lintian
   tmux # the interactive test of cmc explore
   python3-jsonschema # the tests validate every JSON report against docs/schema
   # CI's checks: scripts/fuzz.sh (libFuzzer), lint.sh, tsan.sh (dpkg-source).
