@@ -146,7 +146,7 @@ std::string timespec_at(const Call &call, std::uint64_t address) {
 // events=POLLIN}, ...], at most -s of them (as strace's arrays).
 std::string pollfds_at(const Call &call, std::uint64_t address,
                        std::uint64_t count) {
-  const std::size_t shown = static_cast<std::size_t>(
+  const auto shown = static_cast<std::size_t>(
       std::min<std::uint64_t>(count, call.options.string_limit));
   return struct_at(
       call, address, shown * sizeof(pollfd), [&](const std::string &bytes) {
