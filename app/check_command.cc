@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <ctime>
 #include <iostream>
 #include <thread>
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -154,9 +156,10 @@ search::Options search_options(const CheckOptions &options,
 }
 
 // The settings the search runs with, on stderr before it starts, as TLC's
-// start banner: "cmc: breadth-first search of ./kv, 2 messages: 2
-// workers, --mode replay, state regions (cmc_state), depth and states
-// unbounded".
+// start banner: "cmc: breadth-first search of ./kv, 2 actions: 2
+// workers, --mode replay, state regions (cmc_state), depth unbounded,
+// states unbounded, --seed 0, started 2026-12-06T05:54:00Z". The start
+// is in UTC, so two machines' logs compare.
 void print_banner(const CheckOptions &options, const tracer::TargetSpec &spec,
                   const search::Options &search) {
   std::string state(state_name(spec.state));
@@ -173,12 +176,14 @@ void print_banner(const CheckOptions &options, const tracer::TargetSpec &spec,
   fmt::print(
       stderr,
       "cmc: breadth-first search of {}, {} action{}: {} worker{}, "
-      "--mode {}, state {}, depth {}, states {}{}\n",
+      "--mode {}, state {}, depth {}, states {}{}, --seed {}, started "
+      "{:%Y-%m-%dT%H:%M:%SZ}\n",
       spec.launch.program, spec.alphabet_size(),
       spec.alphabet_size() == 1 ? "" : "s", search.jobs,
       search.jobs == 1 ? "" : "s", spec.snapshots ? "snapshot" : "replay",
       state, bound(options.max_depth), bound(options.max_states),
-      spec.tick ? fmt::format(", ticks at most {}", search.max_ticks) : "");
+      spec.tick ? fmt::format(", ticks at most {}", search.max_ticks) : "",
+      spec.seed, fmt::gmtime(std::time(nullptr)));
 }
 
 // The command that shows the counterexample step by step.
@@ -221,7 +226,7 @@ int check(const CheckOptions &options, JsonOutput &json_output,
   auto json = report_json(*report, names);
   json["replay"] = replay_json(options.target, spec->launch.program);
   // The verdict first: a JSON file that cannot be written does not hide it.
-  std::FILE *out = options.json == "-" ? stderr : stdout;
+  std::FILE *out = json_output.text_stream();
   print_report(out, *report, names);
   if (report->verdict == search::Verdict::kViolated)
     print_replay(out, options, *report, names);

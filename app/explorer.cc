@@ -286,8 +286,8 @@ void Explorer::take(const Step &step, bool quiet) {
     for (auto &call : calls)
       call.backtrace.clear();
     print_calls(calls, "  ", trace_out_);
-    print_responses(*spec_, received);
-    print_effects(*spec_, run_->effects(), false);
+    print_responses(stdout, *spec_, received);
+    print_effects(stdout, *spec_, run_->effects(), false);
   }
   if (*fault) {
     (*fault)->step = received_.size();
@@ -297,7 +297,7 @@ void Explorer::take(const Step &step, bool quiet) {
   if (!after)
     return end_run("error: " + after.error().message);
   if (!quiet)
-    print_changes(changes_of(layout_, states_.back(), *after));
+    print_changes(stdout, changes_of(layout_, states_.back(), *after));
   states_.push_back(std::move(*after));
   received_.push_back(std::move(received));
   if (quiet)

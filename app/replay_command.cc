@@ -214,8 +214,10 @@ void add_replay_options(CLI::App &replay, ReplayOptions &options) {
   replay
       .add_option("--json", options.json,
                   "Write every step's system calls, replies and region "
-                  "changes as JSON to FILE (docs/report-format.md)")
-      ->type_name("FILE");
+                  "changes as JSON to FILE (- for stdout, the text then on "
+                  "stderr; docs/report-format.md)")
+      ->type_name("FILE")
+      ->check(json_file());
   add_trace_options(replay, options.trace);
 }
 
@@ -285,6 +287,7 @@ public:
 
   void started(const std::vector<tracer::TracedCall> &calls) override {
     fmt::print(
+        out_.text(),
         "start: {} system calls until the target waited for a client{}\n",
         calls.size(), options_.startup ? ":" : " (--startup lists them)");
     if (options_.startup)
@@ -292,20 +295,21 @@ public:
   }
 
   void stepping(std::size_t step) override {
-    fmt::print("step {}: {}\n", step + 1,
+    fmt::print(out_.text(), "step {}: {}\n", step + 1,
                step_text(plan_.steps.at(step), plan_.target.tick));
   }
 
   void stepped(const StepOutcome &outcome) override {
     print_calls(outcome.calls, "  ", out_);
     if (outcome.waiting_in && out_.shows(*outcome.waiting_in))
-      fmt::print("  waiting in: {}\n", outcome.waiting_in->parts.text());
-    print_effects(spec_, outcome.effects, true);
-    print_responses(spec_, outcome.received);
+      fmt::print(out_.text(), "  waiting in: {}\n",
+                 outcome.waiting_in->parts.text());
+    print_effects(out_.text(), spec_, outcome.effects, true);
+    print_responses(out_.text(), spec_, outcome.received);
     if (outcome.fault)
-      print_backtrace(stdout, outcome.fault->backtrace, 8);
+      print_backtrace(out_.text(), outcome.fault->backtrace, 8);
     else
-      print_changes(outcome.changes);
+      print_changes(out_.text(), outcome.changes);
   }
 
 private:
@@ -318,9 +322,11 @@ private:
 // The report's violation did not show: with another build or command the
 // bug is gone (exit 0); with the very build that showed it, the target
 // does not behave the same under cmc (exit 3).
-void not_reproduced(const Plan &plan, const std::string &program) {
+void not_reproduced(std::FILE *out, const Plan &plan,
+                    const std::string &program) {
   if (plan.found_hash.empty()) {
-    fmt::print("does not reproduce: {}; the report does not say which build "
+    fmt::print(out,
+               "does not reproduce: {}; the report does not say which build "
                "showed it (a fixed build, or a target that is not "
                "deterministic under cmc's control)\n",
                plan.expected);
@@ -328,7 +334,8 @@ void not_reproduced(const Plan &plan, const std::string &program) {
   }
   if (plan.found_with != plan.target.command ||
       plan.found_hash != program_hash(program)) {
-    fmt::print("does not reproduce: {}; the report found it with {} "
+    fmt::print(out,
+               "does not reproduce: {}; the report found it with {} "
                "(another build or command)\n",
                plan.expected,
                plan.found_with.empty() ? "?" : plan.found_with.front());
@@ -343,8 +350,8 @@ void not_reproduced(const Plan &plan, const std::string &program) {
 } // namespace
 
 int run_replay(const ReplayOptions &options) {
-  const TraceOutput out(options.trace);
   JsonOutput json(options.json);
+  const TraceOutput out(options.trace, json.text_stream());
   const Plan plan = plan_of(options);
   auto spec = target_spec(plan.target);
   const auto actions = actions_of(plan.steps, *spec);
@@ -357,13 +364,13 @@ int run_replay(const ReplayOptions &options) {
   const bool violated = !replay.violation.empty();
   json.write(replay_report_json(replay, plan.expected));
   if (violated) {
-    fmt::print("violated: {} (at step {} of {})\n", replay.violation,
-               replay.violation_step, actions.size());
+    fmt::print(out.text(), "violated: {} (at step {} of {})\n",
+               replay.violation, replay.violation_step, actions.size());
     return static_cast<int>(ExitCode::kViolation);
   }
-  fmt::print("no violation in {} steps\n", actions.size());
+  fmt::print(out.text(), "no violation in {} steps\n", actions.size());
   if (!plan.expected.empty())
-    not_reproduced(plan, spec->launch.program);
+    not_reproduced(out.text(), plan, spec->launch.program);
   return static_cast<int>(ExitCode::kHolds);
 }
 

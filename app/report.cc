@@ -552,6 +552,10 @@ void JsonOutput::write(const nlohmann::json &json) {
   file_.write(*text + '\n');
 }
 
+std::FILE *JsonOutput::text_stream() const {
+  return file_.to_stdout() ? stderr : stdout;
+}
+
 std::string abstraction_caveat(const search::Report &report,
                                const StepNames &names) {
   const std::string lossy = lossy_merges(report, names);

@@ -100,6 +100,8 @@ public:
   OutputFile(std::string_view option, std::string what,
              const std::string &destination);
   void write(std::string_view text);
+  // Whether it writes to stdout (-).
+  [[nodiscard]] bool to_stdout() const { return destination_ == "-"; }
 
 private:
   std::string what_;
@@ -114,6 +116,9 @@ class JsonOutput {
 public:
   explicit JsonOutput(const std::string &destination);
   void write(const nlohmann::json &json);
+  // Where the command's text goes: stdout, or stderr when the JSON takes
+  // stdout (--json -), which then holds one JSON object and nothing else.
+  [[nodiscard]] std::FILE *text_stream() const;
 
 private:
   OutputFile file_;

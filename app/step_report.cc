@@ -12,7 +12,7 @@ namespace cmc::app {
 void print_calls(const std::vector<tracer::TracedCall> &calls,
                  const char *indent, const TraceOutput &out) {
   std::FILE *file = out.file();
-  if (file != stdout)
+  if (file != out.text())
     indent = "";
   for (const tracer::TracedCall &call : calls) {
     if (!out.shows(call))
@@ -84,25 +84,25 @@ nlohmann::json replies_json(const tracer::TargetSpec &spec,
   return json;
 }
 
-void print_changes(const std::vector<ByteChange> &changes) {
+void print_changes(std::FILE *out, const std::vector<ByteChange> &changes) {
   for (const ByteChange &change : changes)
-    fmt::print("  changed: {}\n", change_text(change));
+    fmt::print(out, "  changed: {}\n", change_text(change));
   if (changes.empty())
-    fmt::print("  changed: nothing in the regions\n");
+    fmt::print(out, "  changed: nothing in the regions\n");
 }
 
-void print_responses(const tracer::TargetSpec &spec,
+void print_responses(std::FILE *out, const tracer::TargetSpec &spec,
                      const std::vector<std::string> &received) {
   bool any = false;
   for (std::size_t client = 0; client < received.size(); ++client) {
     if (spec.clients.empty() || received[client].empty())
       continue;
-    fmt::print("  response to {}: \"{}\"\n", spec.clients.at(client),
+    fmt::print(out, "  response to {}: \"{}\"\n", spec.clients.at(client),
                encode_escapes(received[client]));
     any = true;
   }
   if (!any)
-    fmt::print("  response: \"{}\"\n",
+    fmt::print(out, "  response: \"{}\"\n",
                encode_escapes(received.empty() ? "" : received.front()));
 }
 
@@ -119,19 +119,20 @@ bool dropped(const tracer::StepEffects &effects, std::size_t client) {
 
 } // namespace
 
-void print_effects(const tracer::TargetSpec &spec,
+void print_effects(std::FILE *out, const tracer::TargetSpec &spec,
                    const tracer::StepEffects &effects, bool always) {
   if (effects.read_short() || (always && effects.read_whole())) {
     if (effects.read)
-      fmt::print("  read: {} of {} bytes of the message\n", *effects.read,
+      fmt::print(out, "  read: {} of {} bytes of the message\n", *effects.read,
                  *effects.length);
     else
-      fmt::print("  read: not all of the {} bytes of the message (the "
+      fmt::print(out,
+                 "  read: not all of the {} bytes of the message (the "
                  "server closed the connection with bytes unread)\n",
                  *effects.length);
   }
   for (const std::size_t client : effects.closed)
-    fmt::print("  closed by the server: {}{}\n", client_name(spec, client),
+    fmt::print(out, "  closed by the server: {}{}\n", client_name(spec, client),
                dropped(effects, client) ? " (bytes it never read were dropped)"
                                         : "");
 }

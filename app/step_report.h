@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <cstdio>
 #include <span>
 #include <string>
 #include <vector>
@@ -55,17 +56,17 @@ replies_json(const tracer::TargetSpec &spec,
              const std::vector<std::string> &received);
 
 // "  changed: cmc_state+1 01 -> 00" for each byte that changed.
-void print_changes(const std::vector<ByteChange> &changes);
+void print_changes(std::FILE *out, const std::vector<ByteChange> &changes);
 
 // '  response: "OK\n"', or with several clients a line per client that
 // received anything: '  response to A: "OK\n"'.
-void print_responses(const tracer::TargetSpec &spec,
+void print_responses(std::FILE *out, const tracer::TargetSpec &spec,
                      const std::vector<std::string> &received);
 
 // "  read: 15 of 15 bytes of the message" (unless the target read it
 // whole, when not always), and a line per connection the target closed:
 // "  closed by the server: A (bytes it never read were dropped)".
-void print_effects(const tracer::TargetSpec &spec,
+void print_effects(std::FILE *out, const tracer::TargetSpec &spec,
                    const tracer::StepEffects &effects, bool always);
 
 // "closed by the server" and the like, for a step line: "" if nothing.

@@ -28,7 +28,8 @@ void add_trace_options(CLI::App &command, TraceOptions &options) {
       ->option_text("FILE");
 }
 
-TraceOutput::TraceOutput(const TraceOptions &options) {
+TraceOutput::TraceOutput(const TraceOptions &options, std::FILE *text)
+    : text_(text) {
   format_.string_limit = options.string_limit;
   if (!options.expression.empty()) {
     std::string_view set = options.expression;
@@ -52,7 +53,7 @@ TraceOutput::TraceOutput(const TraceOptions &options) {
 }
 
 std::FILE *TraceOutput::file() const {
-  return file_ != nullptr ? file_.get() : stdout;
+  return file_ != nullptr ? file_.get() : text_;
 }
 
 } // namespace cmc::app

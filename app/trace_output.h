@@ -28,16 +28,20 @@ class TraceOutput {
 public:
   // Every call, on stdout.
   TraceOutput() = default;
+  // A run's text goes to text (stdout, or stderr when the JSON report
+  // takes stdout), its calls to the -o file instead when there is one.
   // Throws UserError: exit 2 for an -e that names no call or class, 3 for
   // an -o file that cannot be written.
-  explicit TraceOutput(const TraceOptions &options);
+  explicit TraceOutput(const TraceOptions &options, std::FILE *text = stdout);
 
   [[nodiscard]] decoder::FormatOptions format() const { return format_; }
   [[nodiscard]] bool shows(const tracer::TracedCall &call) const {
     return filter_.shows(call.number);
   }
-  // stdout, or the -o file.
+  // Where the calls go: the -o file, else text().
   [[nodiscard]] std::FILE *file() const;
+  // Where the rest of the text goes.
+  [[nodiscard]] std::FILE *text() const { return text_; }
 
 private:
   struct Closer {
@@ -47,6 +51,7 @@ private:
   decoder::FormatOptions format_;
   tracer::TraceFilter filter_;
   std::shared_ptr<std::FILE> file_;
+  std::FILE *text_ = stdout;
 };
 
 } // namespace cmc::app

@@ -8,7 +8,11 @@
 #   share/man/man1/cmc.1.gz, cmc-check.1.gz   help2man, from the built cmc
 #   share/bash-completion/completions/cmc
 #   share/doc/cmc/                            README.md, CHANGELOG.md,
-#                                             copyright (LICENSE), examples/
+#                                             copyright (LICENSE), examples/,
+#                                             changelog.gz (Debian's format)
+#
+# scripts/package_test.sh runs lintian on the package: it must report no
+# error.
 #
 # Included last: CPack packs the install() rules made before it.
 
@@ -78,8 +82,30 @@ install(CODE "
        DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DATAROOTDIR}/pkgconfig\")
 ")
 
+# Debian wants a maintainer's name and mail address in the package and its
+# changelog (lintian: malformed-contact). The project has no mailing list
+# yet: the default is a placeholder in the .invalid domain (RFC 2606),
+# which no mail reaches; who publishes a package sets theirs.
+set(CMC_PACKAGE_MAINTAINER "the cmc developers <maintainers@cmc.invalid>"
+    CACHE STRING "The Debian package's maintainer: NAME <ADDRESS>")
+
+# A native package (its version has no Debian revision) has its Debian
+# changelog as changelog.gz (lintian: no-changelog): one entry, for this
+# version, pointing at CHANGELOG.md; dated when configured, or at
+# SOURCE_DATE_EPOCH.
+string(TIMESTAMP CMC_PACKAGE_DATE "%a, %d %b %Y %H:%M:%S +0000" UTC)
+set(changelog ${CMAKE_CURRENT_BINARY_DIR}/packaging/changelog)
+configure_file(packaging/changelog.in ${changelog} @ONLY)
+add_custom_command(
+  OUTPUT ${changelog}.gz
+  COMMAND gzip -9nkf ${changelog}
+  DEPENDS ${changelog}
+  COMMENT "gzip changelog"
+  VERBATIM)
+add_custom_target(cmc_changelog ALL DEPENDS ${changelog}.gz)
+
 set(doc_dir ${CMAKE_INSTALL_DATAROOTDIR}/doc/cmc)
-install(FILES README.md CHANGELOG.md DESTINATION ${doc_dir})
+install(FILES README.md CHANGELOG.md ${changelog}.gz DESTINATION ${doc_dir})
 install(FILES LICENSE DESTINATION ${doc_dir} RENAME copyright)
 # The example plugins and the demo servers they check, as sources, with a
 # Makefile that builds them against the installed header.
@@ -94,14 +120,15 @@ install(FILES packaging/examples.mk DESTINATION ${doc_dir}/examples
 
 set(CPACK_PACKAGE_NAME cmc)
 set(CPACK_PACKAGE_VENDOR "the cmc developers")
-set(CPACK_PACKAGE_CONTACT "the cmc developers")
+set(CPACK_PACKAGE_CONTACT ${CMC_PACKAGE_MAINTAINER})
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "model checker for unmodified Linux servers")
+# Lines of at most 80 characters (lintian: extended-description-line-too-long).
 string(CONCAT CPACK_PACKAGE_DESCRIPTION
-  "cmc runs a TCP server binary under ptrace and seccomp, sends it every "
-  "order of a few client messages and checks an invariant over its memory "
-  "or its replies (built-in or a property plugin) in every state reached, "
-  "with no change to the server: the shortest message sequence that "
+  "cmc runs a TCP server binary under ptrace and seccomp, sends it every\n"
+  "order of a few client messages and checks an invariant over its memory\n"
+  "or its replies (built-in or a property plugin) in every state reached,\n"
+  "with no change to the server: the shortest message sequence that\n"
   "breaks it, or how many distinct states hold.")
 set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT) # cmc_0.25.0_amd64.deb

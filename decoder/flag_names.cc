@@ -5,6 +5,7 @@
 #include <linux/futex.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -297,6 +298,21 @@ constexpr auto kEpollEvents = std::to_array<Named>({
     CMC_NAMED(EPOLLET),
 });
 
+constexpr auto kPollEvents = std::to_array<Named>({
+    CMC_NAMED(POLLIN),
+    CMC_NAMED(POLLPRI),
+    CMC_NAMED(POLLOUT),
+    CMC_NAMED(POLLERR),
+    CMC_NAMED(POLLHUP),
+    CMC_NAMED(POLLNVAL),
+    CMC_NAMED(POLLRDNORM),
+    CMC_NAMED(POLLRDBAND),
+    CMC_NAMED(POLLWRNORM),
+    CMC_NAMED(POLLWRBAND),
+    CMC_NAMED(POLLMSG),
+    CMC_NAMED(POLLRDHUP),
+});
+
 constexpr auto kEpollCreateFlags = std::to_array<Named>({
     CMC_NAMED(EPOLL_CLOEXEC),
 });
@@ -481,6 +497,7 @@ constexpr auto kKinds = std::to_array<ValueNames>({
     {"msg", {}, 0, kMessageFlags},
     {"epoll_op", kEpollOps, 0, {}, "", true},
     {"epoll_events", {}, 0, kEpollEvents},
+    {"poll_events", {}, 0, kPollEvents},
     {"epoll_flags", {}, 0, kEpollCreateFlags},
     {"efd", {}, 0, kEventfdFlags},
     {"tfd", {}, 0, kTimerfdFlags},

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -116,6 +117,54 @@ std::string epoll_event_at(const Call &call, std::uint64_t address) {
                      static_cast<std::uint32_t>(data), data);
 }
 
+// struct timespec at of bytes (two 64-bit fields on x86-64).
+std::string timespec_text(const std::string &bytes, std::size_t at) {
+  return fmt::format("{{tv_sec={}, tv_nsec={}}}", load<std::int64_t>(bytes, at),
+                     load<std::int64_t>(bytes, at + 8));
+}
+
+// A struct of size bytes at address as show shows its bytes; NULL, or
+// the address where it cannot be read.
+template <typename Show>
+std::string struct_at(const Call &call, std::uint64_t address, std::size_t size,
+                      Show show) {
+  if (address == 0)
+    return "NULL";
+  const std::string bytes = call.read(address, size);
+  if (bytes.size() < size)
+    return hex(address);
+  return show(bytes);
+}
+
+std::string timespec_at(const Call &call, std::uint64_t address) {
+  return struct_at(call, address, 16, [](const std::string &bytes) {
+    return timespec_text(bytes, 0);
+  });
+}
+
+// An array of struct pollfd, its length the next argument: [{fd=3,
+// events=POLLIN}, ...], at most -s of them (as strace's arrays).
+std::string pollfds_at(const Call &call, std::uint64_t address,
+                       std::uint64_t count) {
+  const auto shown = static_cast<std::size_t>(
+      std::min<std::uint64_t>(count, call.options.string_limit));
+  return struct_at(
+      call, address, shown * sizeof(pollfd), [&](const std::string &bytes) {
+        std::vector<std::string> entries;
+        for (std::size_t i = 0; i < shown; ++i) {
+          const std::size_t at = i * sizeof(pollfd);
+          entries.push_back(fmt::format(
+              "{{fd={}, events={}}}",
+              load<std::int32_t>(bytes, at + offsetof(pollfd, fd)),
+              named("poll_events", load<std::uint16_t>(
+                                       bytes, at + offsetof(pollfd, events)))));
+        }
+        if (count > shown)
+          entries.emplace_back("...");
+        return fmt::format("[{}]", fmt::join(entries, ", "));
+      });
+}
+
 using Special = std::optional<std::string> (*)(const Call &call,
                                                std::size_t index);
 
@@ -169,6 +218,31 @@ std::optional<std::string> epoll_event_arg(const Call &call,
   return epoll_event_at(call, call.args[index]);
 }
 
+std::optional<std::string> timespec_arg(const Call &call, std::size_t index) {
+  return timespec_at(call, call.args[index]);
+}
+
+// A struct timespec the call fills: shown once the call succeeded.
+std::optional<std::string> timespec_out_arg(const Call &call,
+                                            std::size_t index) {
+  if (!call.result || *call.result != 0)
+    return call.args[index] == 0 ? "NULL" : hex(call.args[index]);
+  return timespec_at(call, call.args[index]);
+}
+
+// struct itimerspec: it_interval, then it_value.
+std::optional<std::string> itimerspec_arg(const Call &call, std::size_t index) {
+  return struct_at(call, call.args[index], 32, [](const std::string &bytes) {
+    return fmt::format("{{it_interval={}, it_value={}}}",
+                       timespec_text(bytes, 0), timespec_text(bytes, 16));
+  });
+}
+
+std::optional<std::string> pollfd_arg(const Call &call, std::size_t index) {
+  return pollfds_at(call, call.args[index],
+                    index + 1 < call.args.size() ? call.args[index + 1] : 0);
+}
+
 std::optional<std::string> protocol_arg(const Call &call, std::size_t index) {
   const auto family = static_cast<std::uint32_t>(call.args[0]);
   if (family == AF_INET || family == AF_INET6)
@@ -201,6 +275,10 @@ constexpr auto kSpecialKinds = std::to_array<SpecialKind>({
     {"fcntl_arg", fcntl_arg},
     {"sockaddr", sockaddr_arg},
     {"epoll_event", epoll_event_arg},
+    {"timespec", timespec_arg},
+    {"timespec_out", timespec_out_arg},
+    {"itimerspec", itimerspec_arg},
+    {"pollfd", pollfd_arg},
     {"protocol", protocol_arg},
     {"sockopt", sockopt_arg},
 });

@@ -33,6 +33,12 @@ struct FormatOptions {
 //   {fcntl_arg}  fcntl's third argument, as its command says (or none)
 //   {sockaddr}   a socket address the call reads, its length next
 //   {epoll_event} a struct epoll_event the call reads
+//   {timespec}   a struct timespec the call reads: {tv_sec=1, tv_nsec=0}
+//   {timespec_out} one the call fills, shown once it succeeded
+//   {itimerspec} a struct itimerspec the call reads: {it_interval={...},
+//                it_value={...}}
+//   {pollfd}     an array of struct pollfd the call reads, its length
+//                next: [{fd=3, events=POLLIN}], at most string_limit
 //   {protocol}   socket()'s protocol, named for AF_INET and AF_INET6
 //   {sockopt}    a socket option, named for the level before it
 //   {NAME}       a flag set or constant of decoder/flag_names.h

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Debian package as a user gets it: makes it (cpack -G DEB in the
-# build, which must be built: scripts/setup.sh), installs it with apt-get,
+# build, which must be built: scripts/setup.sh), runs lintian on it (an
+# error fails the test, warnings are shown), installs it with apt-get,
 # checks what it installs (the command, its man pages, the pkg-config file,
 # the header, the completion, the debug symbols), builds the example
 # plugin lock_grant against the installed header with pkg-config and the
@@ -49,6 +50,13 @@ rm -f "$deb" "$ddeb"
 expect 0 cpack -G DEB -B "$build" --config "$build/CPackConfig.cmake"
 [[ -f $deb && -f $ddeb ]] || fail "cpack made no $deb and $ddeb"
 packed=$SECONDS
+command -v lintian >/dev/null ||
+  fail "no lintian (apt-get install lintian, or run scripts/setup.sh)"
+# lintian fails (exit 2) on an error (E:) only; its other tags are shown.
+# It warns that it runs as root, as it does here (dpkg -i needs root).
+expect 0 lintian --fail-on error "$deb"
+grep '^[A-Z]: ' <<<"$out" || true
+linted=$SECONDS
 
 work=$(mktemp -d)
 cleanup() {
@@ -118,4 +126,4 @@ trap - EXIT
 [[ ! -e /usr/bin/cmc ]] || fail "dpkg -r cmc left /usr/bin/cmc"
 echo "package_test: $(basename "$deb") ($(du -k "$deb" | cut -f1) KiB)" \
   "installed, checked and removed; cpack $((packed - start)) s," \
-  "total $((SECONDS - start)) s"
+  "lintian $((linted - packed)) s, total $((SECONDS - start)) s"

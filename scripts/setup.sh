@@ -8,12 +8,13 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential binutils cmake ninja-build pkg-config
   libseccomp-dev libelf-dev libdw-dev libcapstone-dev libtbb-dev
-  libunwind-dev libxxhash-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libunwind-dev libxxhash-dev libfmt-dev libspdlog-dev libcli11-dev
+  nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libedit-dev
   libgraphviz-dev # check --html draws graphs with Graphviz's libgvc
   # The Debian package (cpack -G DEB, scripts/package_test.sh): man pages
-  # from the help, CPack's file type test, man -w.
-  help2man file man-db
+  # from the help, CPack's file type test, man -w, the package's lint.
+  help2man file man-db lintian
   tmux # the interactive test of cmc explore
   python3-jsonschema # the tests validate every JSON report against docs/schema
   graphviz # the tests draw cmc check --dot's graphs (dot -Tsvg)

@@ -1,32 +1,31 @@
 #pragma once
 
-#include <fmt/format.h>
+#include <spdlog/logger.h>
 
 #include <string_view>
 
 namespace cmc::log {
 
-enum class Level { kError = 0, kWarn = 1, kInfo = 2, kDebug = 3 };
-
-// Per-module levels come from CMC_LOG, e.g. CMC_LOG=tracer=debug,search=info
-// or CMC_LOG=debug for every module. The default is warn.
-[[nodiscard]] bool enabled(std::string_view module, Level level);
-
-// Writes one line to stderr; safe to call from several threads at once.
-void write(std::string_view module, Level level, std::string_view text);
-
-template <typename... Args>
-void emit(std::string_view module, Level level,
-          fmt::format_string<Args...> format, Args &&...args) {
-  if (enabled(module, level))
-    write(module, level, fmt::format(format, std::forward<Args>(args)...));
-}
+// The logger of a module ("tracer", "search"), made on first use; lines
+// go to stderr as "cmc[tracer] debug: text", from any thread. Its level
+// comes from CMC_LOG, e.g. CMC_LOG=tracer=debug,search=info or
+// CMC_LOG=debug for every module (spdlog's level names); the default is
+// warn.
+[[nodiscard]] spdlog::logger &logger(std::string_view module);
 
 } // namespace cmc::log
 
+// A line of module at level, formatted only when the level is on: each
+// call site finds its logger once, so below the level a call costs a load
+// and a compare. module must be the same at every pass of a call site.
+#define CMC_LOG_AT(module, level, ...)                                         \
+  do {                                                                         \
+    static spdlog::logger &cmc_log_logger_ = ::cmc::log::logger(module);       \
+    cmc_log_logger_.log(level, __VA_ARGS__);                                   \
+  } while (false)
 #define CMC_LOG_DEBUG(module, ...)                                             \
-  ::cmc::log::emit(module, ::cmc::log::Level::kDebug, __VA_ARGS__)
+  CMC_LOG_AT(module, ::spdlog::level::debug, __VA_ARGS__)
 #define CMC_LOG_INFO(module, ...)                                              \
-  ::cmc::log::emit(module, ::cmc::log::Level::kInfo, __VA_ARGS__)
+  CMC_LOG_AT(module, ::spdlog::level::info, __VA_ARGS__)
 #define CMC_LOG_WARN(module, ...)                                              \
-  ::cmc::log::emit(module, ::cmc::log::Level::kWarn, __VA_ARGS__)
+  CMC_LOG_AT(module, ::spdlog::level::warn, __VA_ARGS__)

@@ -163,6 +163,24 @@ TEST_F(Kv, HumanReportNamesCountsAndCollisionOdds) {
   EXPECT_NE(run.out.find("collision probability"), std::string::npos);
 }
 
+// CMC_LOG turns on one module's lines (util/log.h), on stderr, and only
+// that module's; without it a run logs nothing.
+TEST_F(Kv, CmcLogTurnsOnAModulesLines) {
+  const std::vector<std::string> args{
+      "check",    "-q",        "-j", "1",        "-m",  "SET a\\n",
+      "--region", "cmc_state", "--", demo("kv"), "7000"};
+  setenv("CMC_LOG", "search=debug", 1);
+  const Outcome logged = run_cmc(args);
+  unsetenv("CMC_LOG");
+  ASSERT_EQ(logged.status, 0) << logged.err;
+  EXPECT_TRUE(has(logged.err, "cmc[search] debug: depth 0: 1 states to "
+                              "expand\n"))
+      << logged.err;
+  EXPECT_FALSE(has(logged.err, "cmc[tracer]")) << logged.err;
+  const Outcome quiet = run_cmc(args);
+  EXPECT_FALSE(has(quiet.err, "cmc[search]")) << quiet.err;
+}
+
 TEST_F(Kv, JsonReportToAFile) {
   const std::string path = ::testing::TempDir() + "/kv_report.json";
   const Outcome run =

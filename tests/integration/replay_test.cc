@@ -302,11 +302,31 @@ TEST_F(Replay, TraceJsonHasEachStepsCallsRepliesAndChanges) {
            {"after", 0}}}));
 }
 
+// With --json -, stdout is the report alone and the text goes to stderr,
+// as with cmc check.
+TEST_F(Replay, JsonOnStdoutMovesTheTextToStderr) {
+  const Outcome run = run_cmc({"replay", "--json", "-", "--region", "cmc_state",
+                               "--invariant", "sticky", "--steps", "SET b\\n",
+                               "SET a\\n", "--", demo("kv_bug"), "7000"});
+  EXPECT_EQ(run.status, 1) << run.err;
+  const nlohmann::json json = run.json();
+  ASSERT_TRUE(json.is_object()) << run.out;
+  EXPECT_EQ(json["verdict"], "violated");
+  EXPECT_EQ(json["steps"].size(), 2U) << run.out;
+  EXPECT_TRUE(has(run.err, "step 2: send \"SET a\\n\"\n"
+                           "  read(4, \"SET a\\n\", 255) = 6\n"))
+      << run.err;
+  EXPECT_TRUE(has(run.err, "  changed: cmc_state+1 01 -> 00\n")) << run.err;
+  EXPECT_TRUE(has(run.err, "violated: sticky: byte 1 of cmc_state went 01 -> "
+                           "00 (at step 2 of 2)\n"))
+      << run.err;
+}
+
 // TLC's habit: the settings of the search before it starts.
 TEST_F(Replay, CheckSaysItsSettingsBeforeItStarts) {
   const Outcome run =
-      run_cmc({"check", "-j", "1", "--max-depth", "3", "-m", "SET a\\n",
-               "--region", "cmc_state", "--", demo("kv"), "7000"});
+      run_cmc({"check", "-j", "1", "--max-depth", "3", "--seed", "7", "-m",
+               "SET a\\n", "--region", "cmc_state", "--", demo("kv"), "7000"});
   EXPECT_EQ(run.status, 0) << run.err;
   // The mode is the default's, whichever that is.
   EXPECT_TRUE(run.err.starts_with("cmc: breadth-first search of " + demo("kv") +
@@ -314,7 +334,13 @@ TEST_F(Replay, CheckSaysItsSettingsBeforeItStarts) {
       << run.err;
   EXPECT_TRUE(has(run.err, ", state regions (cmc_state; merges audited "
                            "against the whole process), depth at most 3, "
-                           "states unbounded\n"))
+                           "states unbounded, --seed 7, started "))
+      << run.err;
+  // The start, in UTC.
+  EXPECT_TRUE(std::regex_search(
+      run.err,
+      std::regex(", started "
+                 "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\n")))
       << run.err;
   const Outcome quiet = run_cmc({"check", "-q", "-m", "SET a\\n", "--region",
                                  "cmc_state", "--", demo("kv"), "7000"});

@@ -24,7 +24,15 @@ std::string read_fake(std::uint64_t address, std::size_t length) {
                            16)},
       // struct epoll_event {EPOLLIN|EPOLLET, 5}, packed
       {0x5000, std::string("\x01\x00\x00\x80\x05\0\0\0\0\0\0\0", 12)},
-      {0x6000, std::string("/tmp/new\0", 9)}};
+      {0x6000, std::string("/tmp/new\0", 9)},
+      // struct timespec {1, 0}
+      {0x7000, std::string("\x01\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16)},
+      // struct pollfd {3, POLLIN, 0}, {4, POLLIN|POLLOUT, 0}
+      {0x8000, std::string("\x03\0\0\0\x01\0\0\0\x04\0\0\0\x05\0\0\0", 16)},
+      // struct itimerspec {{0, 0}, {1, 500000000}}
+      {0xa000,
+       std::string(16, '\0') +
+           std::string("\x01\0\0\0\0\0\0\0\x00\x65\xcd\x1d\0\0\0\0", 16)}};
   const auto found = memory.find(address);
   if (found == memory.end())
     return "";
@@ -106,6 +114,46 @@ TEST(SyscallFormat, StructsAreShownAsStraceDoes) {
   EXPECT_EQ(format_syscall(233, {4, 1, 5, 0x5000}, 0, read_fake),
             "epoll_ctl(4, EPOLL_CTL_ADD, 5, {events=EPOLLIN|EPOLLET, "
             "data={u32=5, u64=5}}) = 0");
+}
+
+TEST(SyscallFormat, TimesAreShownAsStraceDoes) {
+  EXPECT_EQ(format_syscall(SYS_nanosleep, {0x7000, 0}, 0, read_fake),
+            "nanosleep({tv_sec=1, tv_nsec=0}, NULL) = 0");
+  EXPECT_EQ(
+      format_syscall(SYS_clock_nanosleep, {1, 0, 0x7000, 0}, 0, read_fake),
+      "clock_nanosleep(CLOCK_MONOTONIC, 0, {tv_sec=1, tv_nsec=0}, "
+      "NULL) = 0");
+  EXPECT_EQ(
+      format_syscall(SYS_timerfd_settime, {5, 0, 0xa000, 0}, 0, read_fake),
+      "timerfd_settime(5, 0, {it_interval={tv_sec=0, tv_nsec=0}, "
+      "it_value={tv_sec=1, tv_nsec=500000000}}, NULL) = 0");
+}
+
+TEST(SyscallFormat, ATimeTheCallFillsShowsOnceItReturned) {
+  EXPECT_EQ(format_syscall(SYS_clock_gettime, {1, 0x7000}, 0, read_fake),
+            "clock_gettime(CLOCK_MONOTONIC, {tv_sec=1, tv_nsec=0}) = 0");
+  EXPECT_EQ(
+      format_syscall(SYS_clock_gettime, {1, 0x7000}, std::nullopt, read_fake),
+      "clock_gettime(CLOCK_MONOTONIC, 0x7000) = ?");
+  EXPECT_EQ(format_syscall(SYS_clock_gettime, {1, 0x7000}, -14, read_fake),
+            "clock_gettime(CLOCK_MONOTONIC, 0x7000) = -1 EFAULT (Bad "
+            "address)");
+}
+
+TEST(SyscallFormat, PollShowsItsDescriptorsUpToTheLimit) {
+  const auto forever = static_cast<std::uint64_t>(-1);
+  EXPECT_EQ(format_syscall(SYS_poll, {0x8000, 2, forever}, 1, read_fake),
+            "poll([{fd=3, events=POLLIN}, {fd=4, events=POLLIN|POLLOUT}], "
+            "2, -1) = 1");
+  EXPECT_EQ(format_syscall(SYS_poll, {0x8000, 2, forever}, 1, read_fake,
+                           {.string_limit = 1}),
+            "poll([{fd=3, events=POLLIN}, ...], 2, -1) = 1");
+  // ppoll's timeout the kernel overwrites with the time left: shown as
+  // the address, not as a timeout the call never had.
+  EXPECT_EQ(format_syscall(SYS_ppoll, {0x8000, 1, 0x7000, 0}, 1, read_fake),
+            "ppoll([{fd=3, events=POLLIN}], 1, 0x7000, NULL) = 1");
+  EXPECT_EQ(format_syscall(SYS_poll, {0x9000, 1, 0}, 0, read_fake),
+            "poll(0x9000, 1, 0) = 0");
 }
 
 TEST(SyscallFormat, AModeShowsOnlyWhenTheCallCreates) {
