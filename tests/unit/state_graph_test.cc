@@ -111,13 +111,15 @@ TEST(StateGraph, RecordsEveryTransitionInOrder) {
   EXPECT_TRUE(same_edges(graph, *searched(again, 4).graph));
 }
 
+// kv whose B crashes once cell 0 is set.
+StepOutcome crash_on_b(const Bytes &state, ActionId action) {
+  if (action == 1 && state[0] == std::byte{1})
+    return StepOutcome(tracer::Fault{
+        .kind = tracer::Fault::Kind::kSignal, .code = SIGSEGV, .step = 0});
+  return set_cell(state, action);
+}
+
 TEST(StateGraph, RecordsACrashAndStatesNotKept) {
-  const auto crash_on_b = [](const Bytes &state, ActionId action) {
-    if (action == 1 && state[0] == std::byte{1})
-      return StepOutcome(tracer::Fault{
-          .kind = tracer::Fault::Kind::kSignal, .code = SIGSEGV, .step = 0});
-    return set_cell(state, action);
-  };
   FakeSystem kv(zeros(2), crash_on_b);
   const search::Report crashed = searched(kv, 2);
   ASSERT_EQ(crashed.verdict, search::Verdict::kViolated);
@@ -134,12 +136,6 @@ TEST(StateGraph, RecordsACrashAndStatesNotKept) {
 }
 
 TEST(StateGraph, DotDrawsACrashAsANodeOfItsOwn) {
-  const auto crash_on_b = [](const Bytes &state, ActionId action) {
-    if (action == 1 && state[0] == std::byte{1})
-      return StepOutcome(tracer::Fault{
-          .kind = tracer::Fault::Kind::kSignal, .code = SIGSEGV, .step = 0});
-    return set_cell(state, action);
-  };
   FakeSystem kv(zeros(2), crash_on_b);
   const search::Report report = searched(kv, 1);
   ASSERT_EQ(report.counterexample, (std::vector<ActionId>{0, 1}));
