@@ -46,8 +46,7 @@ nlohmann::json replayed_counterexample(const search::Report &report,
 } // namespace
 
 std::string check_page(const nlohmann::json &json, const search::Report &report,
-                       const StepNames &names,
-                       const search::Property &property,
+                       const StepNames &names, const search::Property &property,
                        const std::vector<search::RegionLayout> &layout) {
   std::string graph;
   if (report.graph) {
