@@ -107,6 +107,13 @@ add_custom_target(cmc_changelog ALL DEPENDS ${changelog}.gz)
 set(doc_dir ${CMAKE_INSTALL_DATAROOTDIR}/doc/cmc)
 install(FILES README.md CHANGELOG.md ${changelog}.gz DESTINATION ${doc_dir})
 install(FILES LICENSE DESTINATION ${doc_dir} RENAME copyright)
+install(FILES docs/report-format.md DESTINATION ${doc_dir})
+# The reports' JSON Schemas are data a validator reads, not documentation:
+# outside /usr/share/doc, which minimal systems leave out (dpkg
+# path-exclude).
+install(FILES docs/schema/check.schema.json docs/schema/replay.schema.json
+              docs/schema/scan.schema.json
+        DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/cmc/schema)
 # The example plugins and the demo servers they check, as sources, with a
 # Makefile that builds them against the installed header.
 install(FILES demo/properties/beanstalkd_reserve.c

@@ -103,9 +103,17 @@ cmc=/usr/bin/cmc
 lock=(--client A -m 'LOCK\n' -m 'UNLOCK\n' --client B -m 'LOCK\n'
   -m 'UNLOCK\n')
 expect 1 "$cmc" check -q --max-depth 3 --property ./lock_grant.so \
-  "${lock[@]}" -- "$build/demo/lock_server_bug" 7000
+  --json r.json --html r.html "${lock[@]}" -- "$build/demo/lock_server_bug" 7000
 [[ $out == *"violated: lock-grant: step 3 granted the lock to client A, but client A holds it since step 1"* ]] ||
   fail "lock_grant on lock_server_bug: $out"
+# Its report against the installed schema, with Debian's validator; its
+# page with the chart and the state graph Graphviz drew (the package's
+# libgvc and its layout plugins).
+expect 0 /usr/bin/python3 -c 'import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' \
+  r.json /usr/share/cmc/schema/check.schema.json
+grep -q 'id="chart"' r.html || fail "r.html has no sequence chart"
+grep -q 'class="node"' r.html || fail "r.html has no state graph"
 expect 0 "$cmc" check -q --max-depth 3 --property ./lock_grant.so \
   "${lock[@]}" -- "$build/demo/lock_server" 7000
 [[ $out == "holds up to depth 3"* ]] || fail "lock_grant on lock_server: $out"
