@@ -240,7 +240,9 @@ int check(const CheckOptions &options, JsonOutput &json_output,
   json_output.write(json);
   if (!options.dot.empty())
     dot.write(state_graph_dot(*report, names, layout));
-  page.write(check_page(json, *report, names, *property, layout));
+  // Only with --html: the page replays a counterexample and draws the graph.
+  if (!options.html.empty())
+    page.write(check_page(json, *report, names, *property, layout));
   if (refused)
     fmt::print(stderr, "cmc: {}; --strict makes that an error\n", lossy);
   if (report->interrupted || refused)
