@@ -105,8 +105,11 @@ Result<bool> Environment::at_breakpoint(Tracee &tracee) {
   }
   if (const decoder::TscSite *site = tsc_.site_at(at)) {
     regs->rip = at;
-    if (auto answered = answer_tsc(tracee, *regs, site->length, site->rdtscp,
-                                   Source::kRdtscPatched);
+    // Where PR_SET_TSC traps, sites are patched only until the entry.
+    const Source source =
+        tsc_traps() ? Source::kRdtscBeforeEntry : Source::kRdtscPatched;
+    if (auto answered =
+            answer_tsc(tracee, *regs, site->length, site->rdtscp, source);
         !answered)
       return answered.error();
     return true;
@@ -146,6 +149,10 @@ Result<void> Environment::at_entry(Tracee &tracee, user_regs_struct regs) {
                              std::strerror(static_cast<int>(-*trapped)))};
   if (auto restored = tracee.patch_code(entry, entry_code_); !restored)
     return restored;
+  // From here every rdtsc faults: the sites patched for ld.so and the
+  // constructors get their instructions back, so the fault answers them.
+  if (auto unpatched = tsc_.unpatch_all(tracee); !unpatched)
+    return unpatched;
   return tracee.set_registers(regs);
 }
 

@@ -34,17 +34,18 @@ public:
   [[nodiscard]] const TimerFds &timers() const { return timers_; }
 
   // At the exec stop: overwrites AT_RANDOM, patches the vDSO, protects its
-  // clock pages and plants a breakpoint at the program's entry point; where
-  // PR_SET_TSC does not trap, scans ahead for rdtsc (scan_tsc_ahead).
+  // clock pages, patches the rdtsc sites mapped (ld.so's start-up timing
+  // reads stay in its .bss, bytes of the whole process) and plants a
+  // breakpoint at the program's entry point; where PR_SET_TSC does not
+  // trap, scans ahead for rdtsc (scan_tsc_ahead).
   [[nodiscard]] Result<void> take_control(Tracee &tracee);
   // At a SIGTRAP stop: answers a breakpoint of cmc's and returns true, or
-  // returns false for another SIGTRAP. At the entry breakpoint it is
-  // removed and rdtsc and rdtscp are put under control from then on:
-  // made to fault (PR_SET_TSC) where that traps (tsc_traps()), else each
-  // of their sites patched with int3 (TscPatches), answered here like the
-  // fault. (Controlling them from the exec on would also stop on ld.so's
-  // eight start-up timing reads, ~200 us a spawn, whose values only
-  // ld.so's LD_DEBUG=statistics ever shows.)
+  // returns false for another SIGTRAP. Until the entry, each rdtsc and
+  // rdtscp site of the files mapped is patched with int3 (TscPatches) and
+  // answered here. At the entry breakpoint, where PR_SET_TSC traps
+  // (tsc_traps()), it is set and the sites get their instructions back, so
+  // from then on the fault answers them (emulate_tsc); elsewhere the sites
+  // stay patched, and those of files mapped later are patched too.
   [[nodiscard]] Result<bool> at_breakpoint(Tracee &tracee);
 
   // Answers read(fd, buf, count) of /dev/urandom or /dev/random; nothing

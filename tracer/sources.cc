@@ -26,6 +26,10 @@ constexpr std::array<SourceInfo, static_cast<std::size_t>(Source::kCount)>
          "virtual clock",
          true},
         {"rdtsc",
+         "sites patched with int3 before the program's entry, where "
+         "PR_SET_TSC is set, virtual clock",
+         true},
+        {"rdtsc",
          "PR_SET_TSC does not trap here and code cmc could not scan "
          "is mapped: its rdtsc sites, if any, run unpatched",
          false},
@@ -47,6 +51,11 @@ std::string control_text(Source source, const Sources &sources) {
   if (source == Source::kRdtscPatched)
     return fmt::format("patched {} sites with int3 (PR_SET_TSC does not "
                        "trap here), virtual clock",
+                       sources.tsc_sites());
+  if (source == Source::kRdtscBeforeEntry)
+    return fmt::format("patched {} sites with int3 before the program's "
+                       "entry (ld.so and the constructors run before "
+                       "PR_SET_TSC is set there), virtual clock",
                        sources.tsc_sites());
   return std::string(source_info(source).control);
 }

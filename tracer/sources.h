@@ -26,6 +26,7 @@ enum class Source : std::uint8_t {
   kAtRandom,          // the 16 bytes of AT_RANDOM in the auxiliary vector
   kRdtsc,             // rdtsc and rdtscp, trapped by PR_SET_TSC
   kRdtscPatched,      // rdtsc and rdtscp at sites patched with int3
+  kRdtscBeforeEntry,  // the same where PR_SET_TSC traps, before the entry
   kRdtscUncontrolled, // rdtsc: no trap, and code mapped that cmc could not
                       // scan
   kRseq,
@@ -59,7 +60,8 @@ public:
   [[nodiscard]] bool used(Source source, Via via) const {
     return (bits_ >> bit(source, via) & 1) != 0;
   }
-  // The number of rdtsc sites a run patched (kRdtscPatched).
+  // The number of rdtsc sites a run patched (kRdtscPatched,
+  // kRdtscBeforeEntry).
   void note_tsc_sites(std::size_t count) {
     tsc_sites_ = std::max(tsc_sites_, count);
   }
@@ -80,7 +82,8 @@ private:
 };
 
 // How cmc answered a source used, as the report says it: source_info's
-// control, with the number of sites patched for kRdtscPatched.
+// control, with the number of sites patched for kRdtscPatched and
+// kRdtscBeforeEntry.
 [[nodiscard]] std::string control_text(Source source, const Sources &sources);
 
 } // namespace cmc::tracer

@@ -127,6 +127,7 @@ bool patchable(const decoder::Mapping &mapping) {
 
 constexpr std::byte kInt3{0xcc};
 constexpr std::byte kRet{0xc3};
+constexpr std::byte kTwoByte{0x0f}; // the escape byte of rdtsc and rdtscp
 
 } // namespace
 
@@ -225,6 +226,22 @@ Result<void> TscPatches::patch(Tracee &tracee,
     }
   }
   mappings_[mapping.start] = {mapping.end, mapping.inode};
+  return {};
+}
+
+Result<void> TscPatches::unpatch_all(Tracee &tracee) {
+  // rdtsc (0f 31) and rdtscp (0f 01 f9) both begin with 0f.
+  for (const auto &[address, site] : sites_)
+    if (auto restored = tracee.patch_code(address, std::array{kTwoByte});
+        !restored)
+      return restored;
+  if (debug_state_)
+    if (auto restored = tracee.patch_code(*debug_state_, std::array{kRet});
+        !restored)
+      return restored;
+  sites_.clear();
+  mappings_.clear();
+  debug_state_.reset();
   return {};
 }
 

@@ -27,16 +27,20 @@ namespace cmc::tracer {
 void scan_tsc_ahead(const std::string &executable);
 
 // The target's rdtsc and rdtscp instructions, each patched with int3 where
-// PR_SET_TSC does not trap: a SIGTRAP one past a site is that instruction,
-// to answer. Every file mapped executable is scanned (decoder's sweep,
-// cached per file for the life of cmc) and patched; a file mapped later
-// (dlopen) is patched when ld.so calls _dl_debug_state, whose first byte
-// (a ret) is a breakpoint too.
+// PR_SET_TSC does not trap, and where it does until the program's entry
+// (ld.so and the constructors run before cmc sets it there): a SIGTRAP one
+// past a site is that instruction, to answer. Every file mapped executable is
+// scanned (decoder's sweep, cached per file for the life of cmc) and patched; a
+// file mapped later (dlopen) is patched when ld.so calls _dl_debug_state, whose
+// first byte (a ret) is a breakpoint too.
 class TscPatches {
 public:
   // Patches the sites of the executable file mappings not patched yet and
   // forgets those unmapped.
   [[nodiscard]] Result<void> patch_mapped(Tracee &tracee);
+  // Gives every patched site its instruction back and _dl_debug_state its
+  // ret, and forgets them: where PR_SET_TSC traps, from the entry on.
+  [[nodiscard]] Result<void> unpatch_all(Tracee &tracee);
   // The site whose int3 is at address, or nullptr.
   [[nodiscard]] const decoder::TscSite *site_at(std::uint64_t address) const;
   // Whether address is ld.so's _dl_debug_state, patched.

@@ -79,6 +79,20 @@ TEST_F(Rdtsc, WhereItTrapsTheCounterIsTheVirtualClock) {
     GTEST_SKIP() << "rdtsc runs on this CPU after PR_SET_TSC (its hypervisor "
                     "ignores CR4.TSD): cmc patches the sites instead";
   expect_virtual_counter("trapped (PR_SET_TSC)");
+  // ld.so and the constructors run before the entry sets PR_SET_TSC: their
+  // sites are patched until then, and the report says so, never that
+  // PR_SET_TSC does not trap.
+  const nlohmann::json report = check_lease({"--tick", "10s"}).json();
+  std::vector<std::string> controls;
+  for (const auto &entry : report["sources"])
+    if (entry["source"] == "rdtsc")
+      controls.push_back(entry["control"]);
+  ASSERT_EQ(controls.size(), 2U) << report["sources"];
+  EXPECT_EQ(controls[0], "trapped (PR_SET_TSC), virtual clock");
+  EXPECT_TRUE(controls[1].starts_with("patched ") &&
+              controls[1].find("before the program's entry") !=
+                  std::string::npos)
+      << controls[1];
 }
 
 TEST_F(Rdtsc, PatchedSitesAnswerFromTheVirtualClock) {

@@ -24,6 +24,17 @@ TEST(Sources, PatchedRdtscSaysHowManySitesTheLargestRunPatched) {
             "trapped (PR_SET_TSC), virtual clock");
 }
 
+TEST(Sources, SitesPatchedOnlyUntilTheEntrySaySo) {
+  Sources sources;
+  sources.note(Source::kRdtscBeforeEntry, Via::kOther);
+  sources.note_tsc_sites(23);
+  EXPECT_EQ(control_text(Source::kRdtscBeforeEntry, sources),
+            "patched 23 sites with int3 before the program's entry (ld.so "
+            "and the constructors run before PR_SET_TSC is set there), "
+            "virtual clock");
+  EXPECT_TRUE(source_info(Source::kRdtscBeforeEntry).controlled);
+}
+
 TEST(Sources, RdtscInCodeCmcCouldNotScanIsNotControlled) {
   EXPECT_FALSE(source_info(Source::kRdtscUncontrolled).controlled);
   EXPECT_EQ(source_info(Source::kRdtscUncontrolled).name, "rdtsc");
