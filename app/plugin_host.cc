@@ -98,8 +98,8 @@ Result<pid_t> spawn(const std::string &program, const std::string &plugin,
           posix_spawn(&pid, program.c_str(), &files.actions,
                       &attributes.attributes, argv.data(), environment.data());
       error != 0)
-    return Error{fmt::format("cannot start its host {}: {}", program,
-                             std::strerror(error))};
+    return system_error(fmt::format("cannot start its host {}", program),
+                        error);
   return pid;
 }
 
@@ -110,8 +110,7 @@ PluginHost::start(const std::string &program, const std::string &plugin,
                   std::chrono::milliseconds limit, Reply &loaded) {
   std::array<int, 2> ends{};
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends.data()) != 0)
-    return Error{fmt::format("cannot make a socket for its host: {}",
-                             std::strerror(errno))};
+    return system_error("cannot make a socket for its host", errno);
   UniqueFd mine(ends[0]);
   UniqueFd theirs(ends[1]);
   // dup2 onto itself would leave close-on-exec set.
@@ -181,7 +180,7 @@ Error PluginHost::ended() {
   lease_.disarm();
   const tracer::WaitStatus status(raw);
   if (tracer::Watchdog::instance().interrupted())
-    return Error{"interrupted"};
+    return interrupted_error();
   if (lease_.expired())
     return Error{
         fmt::format("did not answer within {}", format_duration(limit_))};

@@ -38,7 +38,7 @@ Result<ElfFile> ElfFile::open(const std::string &path) {
     return Error{"libelf is unusable (elf_version failed)"};
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid())
-    return Error{fmt::format("cannot open {}: {}", path, std::strerror(errno))};
+    return system_error(fmt::format("cannot open {}", path), errno);
   Elf *elf = elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr);
   return from_elf(path, std::move(fd), elf, {});
 }

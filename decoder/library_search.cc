@@ -182,7 +182,7 @@ Result<StaticLibrary> StaticLibrary::open(const std::string &path) {
     return Error{"libelf is unusable (elf_version failed)"};
   const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid())
-    return Error{fmt::format("cannot open {}: {}", path, std::strerror(errno))};
+    return system_error(fmt::format("cannot open {}", path), errno);
   const ElfHandle archive(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
   if (archive == nullptr || elf_kind(archive.get()) != ELF_K_AR)
     return Error{fmt::format("{} is not an ar archive", path)};

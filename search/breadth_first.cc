@@ -301,7 +301,8 @@ void Search::restart() {
 }
 
 Result<Report> Search::stopped_or(const Error &error) {
-  if (!options_.stop_requested || !options_.stop_requested())
+  const bool requested = options_.stop_requested && options_.stop_requested();
+  if (!error.interrupted() && !requested)
     return error;
   report_.interrupted = true;
   report_.complete = false;

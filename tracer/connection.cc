@@ -48,8 +48,10 @@ Result<void> bind_loopback(const UniqueFd &sock,
   setsockopt(sock.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
   if (bind(sock.get(), reinterpret_cast<const sockaddr *>(&local),
            address_length(local)) != 0)
-    return Error{fmt::format("cannot bind cmc's end of a connection to {}: {}",
-                             describe_address(local), std::strerror(errno))};
+    return system_error(
+        fmt::format("cannot bind cmc's end of a connection to {}",
+                    describe_address(local)),
+        errno);
   return {};
 }
 
@@ -77,19 +79,20 @@ Result<Connection> Connection::open(int netns, const sockaddr_storage &address,
   setsockopt(sock->get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
   if (connect(sock->get(), reinterpret_cast<const sockaddr *>(&address),
               address_length(address)) != 0)
-    return Error{fmt::format("cannot connect to the target at {}: {}",
-                             describe_address(address), std::strerror(errno))};
+    return system_error(fmt::format("cannot connect to the target at {}",
+                                    describe_address(address)),
+                        errno);
   sockaddr_storage local{};
   socklen_t length = sizeof local;
   if (getsockname(sock->get(), reinterpret_cast<sockaddr *>(&local), &length) !=
       0)
-    return Error{fmt::format("getsockname: {}", std::strerror(errno))};
+    return system_error("getsockname", errno);
   // The target's end: address, or where a wildcard address led (loopback).
   sockaddr_storage remote{};
   length = sizeof remote;
   if (getpeername(sock->get(), reinterpret_cast<sockaddr *>(&remote),
                   &length) != 0)
-    return Error{fmt::format("getpeername: {}", std::strerror(errno))};
+    return system_error("getpeername", errno);
   auto diag = open_socket_diag(netns);
   if (!diag)
     return diag.error();
@@ -136,8 +139,7 @@ Result<void> Connection::send(std::string_view bytes,
       // a real client; the step still ends when the target is quiescent.
       if (errno == EPIPE || errno == ECONNRESET)
         return {};
-      return Error{
-          fmt::format("cannot send to the target: {}", std::strerror(errno))};
+      return system_error("cannot send to the target", errno);
     }
     sent_ += static_cast<std::uint64_t>(sent);
     unread_.append(bytes.substr(0, static_cast<std::size_t>(sent)));

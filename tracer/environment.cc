@@ -145,8 +145,8 @@ Result<void> Environment::at_entry(Tracee &tracee, user_regs_struct regs) {
   if (!trapped)
     return trapped.error();
   if (*trapped != 0)
-    return Error{fmt::format("cannot trap the target's rdtsc (PR_SET_TSC): {}",
-                             std::strerror(static_cast<int>(-*trapped)))};
+    return system_error("cannot trap the target's rdtsc (PR_SET_TSC)",
+                        static_cast<int>(-*trapped));
   if (auto restored = tracee.patch_code(entry, entry_code_); !restored)
     return restored;
   // From here every rdtsc faults: the sites patched for ld.so and the

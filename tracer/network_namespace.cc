@@ -71,28 +71,25 @@ Result<UniqueFd> socket_in(int netns, int domain, int type, int protocol) {
   // setns changes only the calling thread's namespace.
   const int home = home_network_namespace();
   if (home < 0)
-    return Error{fmt::format("cannot open cmc's own network namespace: {}",
-                             std::strerror(errno))};
+    return system_error("cannot open cmc's own network namespace", errno);
   if (setns(netns, CLONE_NEWNET) != 0)
-    return Error{fmt::format("cannot enter the target's network namespace: {}",
-                             std::strerror(errno))};
+    return system_error("cannot enter the target's network namespace", errno);
   UniqueFd sock(socket(domain, type | SOCK_CLOEXEC, protocol));
   const int socket_errno = errno;
   CMC_CHECK(setns(home, CLONE_NEWNET) == 0, "returning to cmc's netns");
   if (!sock.valid())
-    return Error{fmt::format("socket: {}", std::strerror(socket_errno))};
+    return system_error("socket", socket_errno);
   return sock;
 }
 
 Result<NetworkNamespace> NetworkNamespace::create() {
   const int home = home_network_namespace();
   if (home < 0)
-    return Error{fmt::format("cannot open cmc's own network namespace: {}",
-                             std::strerror(errno))};
+    return system_error("cannot open cmc's own network namespace", errno);
   if (unshare(CLONE_NEWNET) != 0)
-    return Error{fmt::format("cannot create a network namespace for the "
-                             "target (cmc needs root or CAP_SYS_ADMIN): {}",
-                             std::strerror(errno))};
+    return system_error("cannot create a network namespace for the target (cmc "
+                        "needs root or CAP_SYS_ADMIN)",
+                        errno);
   UniqueFd fd(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
   const int open_errno = errno;
   int loopback_error = bring_up_loopback();
@@ -101,12 +98,11 @@ Result<NetworkNamespace> NetworkNamespace::create() {
   const bool slowed = loopback_error != 0 || slow_down_loopback();
   CMC_CHECK(setns(home, CLONE_NEWNET) == 0, "returning to cmc's netns");
   if (!fd.valid())
-    return Error{fmt::format("cannot open the new network namespace: {}",
-                             std::strerror(open_errno))};
+    return system_error("cannot open the new network namespace", open_errno);
   if (loopback_error != 0)
-    return Error{fmt::format("cannot set up loopback in the target's "
-                             "network namespace: {}",
-                             std::strerror(loopback_error))};
+    return system_error(
+        "cannot set up loopback in the target's network namespace",
+        loopback_error);
   if (!slowed)
     return Error{"CMC_TEST_SLOW_LOOPBACK: tc could not put a token bucket "
                  "on the target's loopback (iproute2 and the kernel's tbf "

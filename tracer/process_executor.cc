@@ -26,7 +26,7 @@ Result<Observation> ProcessExecutor::run(std::span<const ActionId> path) {
   // An interrupt kills targets wherever they are, even before exec: that
   // is the reason for whatever went wrong.
   if (Watchdog::instance().interrupted())
-    return Error{"interrupted"};
+    return interrupted_error();
   return seen;
 }
 

@@ -39,9 +39,10 @@ Result<std::string> make_root(const std::string &outside) {
     if (mkdir((outside + inside).c_str(), 0700) == 0)
       return inside;
     if (errno != EEXIST)
-      return Error{fmt::format("cannot create a working directory for the "
-                               "target in {}: {}",
-                               outside + inside, std::strerror(errno))};
+      return system_error(
+          fmt::format("cannot create a working directory for the target in {}",
+                      outside + inside),
+          errno);
   }
 }
 
@@ -70,8 +71,7 @@ Result<void> hash_entry(const fs::path &path, const std::string &name,
                         std::uint64_t &hash) {
   struct stat info {};
   if (lstat(path.c_str(), &info) != 0)
-    return Error{
-        fmt::format("cannot stat {}: {}", path.string(), std::strerror(errno))};
+    return system_error(fmt::format("cannot stat {}", path.string()), errno);
   const auto mix = [&hash](std::span<const std::byte> bytes) {
     hash = fingerprint_of(bytes, hash).low;
   };
@@ -86,8 +86,7 @@ Result<void> hash_entry(const fs::path &path, const std::string &name,
   } else if (S_ISREG(info.st_mode)) {
     const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
     if (!fd.valid())
-      return Error{fmt::format("cannot open {}: {}", path.string(),
-                               std::strerror(errno))};
+      return system_error(fmt::format("cannot open {}", path.string()), errno);
     std::array<std::byte, std::size_t{64} * 1024> buffer{};
     ssize_t got = 0;
     while ((got = read(fd.get(), buffer.data(), buffer.size())) > 0)
@@ -163,9 +162,10 @@ Result<std::string> resolve(const Tracee &tracee, long dirfd,
   std::array<char, PATH_MAX> base{};
   const ssize_t n = readlink(link.c_str(), base.data(), base.size());
   if (n <= 0)
-    return Error{fmt::format("cannot resolve the path {} the target names: "
-                             "{}: {}",
-                             path, link, std::strerror(errno))};
+    return system_error(
+        fmt::format("cannot resolve the path {} the target names: {}", path,
+                    link),
+        errno);
   return (fs::path(std::string(base.data(), static_cast<std::size_t>(n))) /
           path)
       .lexically_normal()
@@ -197,8 +197,8 @@ Result<RunFiles> RunFiles::create(std::span<const std::string> writable,
           [](const std::string &path) { return path.starts_with('/'); })) {
     files.workdir_ += "/work";
     if (mkdir((files.outside_ + files.workdir_).c_str(), 0700) != 0)
-      return Error{fmt::format("cannot create {}: {}", files.workdir_,
-                               std::strerror(errno))};
+      return system_error(fmt::format("cannot create {}", files.workdir_),
+                          errno);
   }
   for (const std::string &path : writable) {
     if (!path.starts_with('/')) {

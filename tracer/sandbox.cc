@@ -171,7 +171,7 @@ Result<UniqueFd> open_namespace(pid_t init, const char *name) {
   const std::string path = fmt::format("/proc/{}/ns/{}", init, name);
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid())
-    return Error{fmt::format("cannot open {}: {}", path, std::strerror(errno))};
+    return system_error(fmt::format("cannot open {}", path), errno);
   return fd;
 }
 
@@ -265,13 +265,11 @@ Result<std::unique_ptr<Sandbox>> Sandbox::create() {
   std::array<int, 2> alive{};
   std::array<int, 2> report{};
   if (pipe2(alive.data(), O_CLOEXEC) != 0)
-    return Error{fmt::format("cannot make the sandbox's pipe: {}",
-                             std::strerror(errno))};
+    return system_error("cannot make the sandbox's pipe", errno);
   UniqueFd alive_read(alive[0]);
   UniqueFd alive_write(alive[1]);
   if (pipe2(report.data(), O_CLOEXEC) != 0)
-    return Error{fmt::format("cannot make the sandbox's pipe: {}",
-                             std::strerror(errno))};
+    return system_error("cannot make the sandbox's pipe", errno);
   UniqueFd report_read(report[0]);
   UniqueFd report_write(report[1]);
   InitPipes pipes{alive_read.get(), report_write.get()};
@@ -292,19 +290,19 @@ Result<std::unique_ptr<Sandbox>> Sandbox::create() {
     init_entry(&pipes);
 #endif
   if (init < 0)
-    return Error{fmt::format("cannot start the sandbox of the targets (cmc "
-                             "needs root or CAP_SYS_ADMIN): clone: {}",
-                             std::strerror(errno))};
+    return system_error("cannot start the sandbox of the targets (cmc needs "
+                        "root or CAP_SYS_ADMIN): clone",
+                        errno);
   alive_read.reset();
   report_write.reset();
   InitReport done{};
   if (read(report_read.get(), &done, sizeof done) != sizeof done)
     return Error{"the sandbox of the targets ended as it started"};
   if (done.error != 0)
-    return Error{fmt::format("cannot start the sandbox of the targets: {} "
-                             "failed: {}",
-                             init_stage_name(done.stage),
-                             std::strerror(done.error))};
+    return system_error(
+        fmt::format("cannot start the sandbox of the targets: {} failed",
+                    init_stage_name(done.stage)),
+        done.error);
   auto pid_ns = open_namespace(init, "pid");
   if (!pid_ns)
     return pid_ns.error();
@@ -313,8 +311,7 @@ Result<std::unique_ptr<Sandbox>> Sandbox::create() {
     return mount_ns.error();
   UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, init, 0)));
   if (!pidfd.valid())
-    return Error{fmt::format("cannot open the sandbox's init: pidfd_open: {}",
-                             std::strerror(errno))};
+    return system_error("cannot open the sandbox's init: pidfd_open", errno);
   return std::unique_ptr<Sandbox>(
       new Sandbox(init, std::move(alive_write), std::move(*pid_ns),
                   std::move(*mount_ns), std::move(pidfd)));
@@ -327,12 +324,10 @@ std::string Sandbox::outside(const std::string &path) const {
 Result<pid_t> Sandbox::spawn_in(int (*entry)(void *), void *argument,
                                 std::span<char> stack) const {
   if (home_pid_namespace() < 0)
-    return Error{fmt::format("cannot open cmc's own PID namespace: {}",
-                             std::strerror(errno))};
+    return system_error("cannot open cmc's own PID namespace", errno);
   // Only the children of this thread are born in the namespace.
   if (setns(pid_ns_.get(), CLONE_NEWPID) != 0)
-    return Error{fmt::format("cannot enter the sandbox's PID namespace: {}",
-                             std::strerror(errno))};
+    return system_error("cannot enter the sandbox's PID namespace", errno);
   pid_t wanted = kTargetPid;
   clone_args args{};
   args.exit_signal = SIGCHLD;
@@ -356,9 +351,10 @@ Result<pid_t> Sandbox::spawn_in(int (*entry)(void *), void *argument,
   CMC_CHECK(setns(home_pid_namespace(), CLONE_NEWPID) == 0,
             "returning to cmc's PID namespace");
   if (pid < 0)
-    return Error{fmt::format("cannot start a process in the sandbox (its "
-                             "init, pid {}, may have died): clone3: {}",
-                             init_, std::strerror(static_cast<int>(-pid)))};
+    return system_error(fmt::format("cannot start a process in the sandbox "
+                                    "(its init, pid {}, may have died): clone3",
+                                    init_),
+                        static_cast<int>(-pid));
   return static_cast<pid_t>(pid);
 }
 

@@ -99,8 +99,7 @@ Result<TcpEnd> tcp_end(const UniqueFd &diag, const sockaddr_storage &at,
   const Request request = request_for(at, peer);
   if (send(diag.get(), &request, sizeof request, 0) !=
       static_cast<ssize_t>(sizeof request))
-    return Error{fmt::format("cannot ask the kernel about a connection: {}",
-                             std::strerror(errno))};
+    return system_error("cannot ask the kernel about a connection", errno);
   alignas(nlmsghdr) std::array<char, 4096> reply{};
   const ssize_t length = recv(diag.get(), reply.data(), reply.size(), 0);
   const auto *header = reinterpret_cast<const nlmsghdr *>(reply.data());
@@ -114,8 +113,8 @@ Result<TcpEnd> tcp_end(const UniqueFd &diag, const sockaddr_storage &at,
   // The owner reset the connection: its end is gone at once.
   if (error->error == -ENOENT)
     return TcpEnd{true, 0, 0};
-  return Error{fmt::format("cannot ask the kernel about a connection: {}",
-                           std::strerror(-error->error))};
+  return system_error("cannot ask the kernel about a connection",
+                      -error->error);
 }
 
 } // namespace cmc::tracer

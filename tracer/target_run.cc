@@ -183,7 +183,7 @@ Result<void> TargetRun::settle(const char *when, bool starting) {
                         : session_->run_until_quiescent();
   tracee_->lease().disarm();
   if (Watchdog::instance().interrupted())
-    return Error{"interrupted"};
+    return interrupted_error();
   if (!fault)
     return fault.error();
   if (*fault)
@@ -388,7 +388,7 @@ Result<std::optional<Fault>> TargetRun::run_step() {
   // An interrupt kills the target wherever it is: the death it caused is
   // no fault of the target's.
   if (Watchdog::instance().interrupted())
-    return Error{"interrupted"};
+    return interrupted_error();
   tracee_->drain_output();
   if (fault && *fault)
     add_last_output(**fault);
@@ -405,7 +405,7 @@ Result<std::optional<Fault>> TargetRun::gone() {
   auto fault = session_->await_end();
   tracee_->lease().disarm();
   if (Watchdog::instance().interrupted())
-    return Error{"interrupted"};
+    return interrupted_error();
   if (!fault)
     return fault.error();
   add_last_output(*fault);

@@ -123,11 +123,14 @@ Result<void> TimerFds::fire(const Tracee &tracee, int fd,
   if (poll(&unread, 1, 0) == 1 &&
       ::read(copy->get(), &pending, sizeof pending) == sizeof pending)
     expirations += pending;
-  if (ioctl(copy->get(), kSetTicks, &expirations) != 0)
+  if (ioctl(copy->get(), kSetTicks, &expirations) != 0) {
+    const int error = errno;
     return Error{fmt::format("cannot fire the target's timerfd {} "
                              "(TFD_IOC_SET_TICKS: {}); this kernel lacks "
                              "CONFIG_CHECKPOINT_RESTORE",
-                             fd, std::strerror(errno))};
+                             fd, std::strerror(error)),
+                 ErrorKind::kFailed, error};
+  }
   return {};
 }
 

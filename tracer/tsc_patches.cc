@@ -96,7 +96,7 @@ using FileKey = std::tuple<dev_t, ino_t, off_t, std::int64_t, std::int64_t>;
 Result<FileKey> file_key(const std::string &path) {
   struct stat info {};
   if (stat(path.c_str(), &info) != 0)
-    return Error{fmt::format("cannot stat {}: {}", path, std::strerror(errno))};
+    return system_error(fmt::format("cannot stat {}", path), errno);
   return FileKey{info.st_dev, info.st_ino, info.st_size, info.st_mtim.tv_sec,
                  info.st_mtim.tv_nsec};
 }

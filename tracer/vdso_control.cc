@@ -140,9 +140,10 @@ Result<VdsoLayout> control_vdso(Tracee &tracee, std::uint64_t vdso_base) {
     if (!done)
       return done.error();
     if (*done != 0)
-      return Error{fmt::format("cannot protect the target's clock pages at "
-                               "{:#x}: {}",
-                               start, std::strerror(static_cast<int>(-*done)))};
+      return system_error(
+          fmt::format("cannot protect the target's clock pages at {:#x}",
+                      start),
+          static_cast<int>(-*done));
     clock_pages.push_back({start, start + size});
   }
   const AddressRange vdso{vdso_base, vdso_base + known->image.size()};

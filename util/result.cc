@@ -18,6 +18,10 @@ Error system_error(std::string_view what, int error_number) {
                error_number};
 }
 
+Error interrupted_error() {
+  return Error{"interrupted", ErrorKind::kInterrupted};
+}
+
 Error proc_error(std::string_view what, int error_number) {
   Error error = system_error(what, error_number);
   if (error_number == ENOENT)

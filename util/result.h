@@ -16,6 +16,9 @@ enum class ErrorKind {
   // (ESRCH): it ended between two calls of cmc's. Not an error of cmc:
   // waitpid tells how it ended.
   kTargetGone,
+  // The user asked cmc to stop (SIGINT, SIGTERM, SIGHUP): every target is
+  // being killed, and what was counted so far is all there is.
+  kInterrupted,
 };
 
 // What went wrong, in one line a user can act on.
@@ -26,6 +29,9 @@ struct Error {
 
   [[nodiscard]] bool target_gone() const {
     return kind == ErrorKind::kTargetGone;
+  }
+  [[nodiscard]] bool interrupted() const {
+    return kind == ErrorKind::kInterrupted;
   }
   // The same failure, its message preceded by context ("cannot read the
   // regions: ").
@@ -40,6 +46,8 @@ struct Error {
 // (ENOENT on open) or empty of its process (ESRCH on read) once the
 // process or thread ended.
 [[nodiscard]] Error proc_error(std::string_view what, int error_number);
+// "interrupted", of kind kInterrupted: the user stopped cmc.
+[[nodiscard]] Error interrupted_error();
 
 // The outcome of an operation that can fail in normal use: a value or an
 // Error. Modelled on std::expected, which clang-tidy 14 cannot parse yet.
