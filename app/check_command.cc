@@ -21,8 +21,8 @@
 #include "decoder/elf_file.h"
 #include "decoder/region.h"
 #include "search/breadth_first.h"
-#include "tracer/process_executor.h"
-#include "tracer/watchdog.h"
+#include "tracer/backend/process_executor.h"
+#include "tracer/process/watchdog.h"
 #include "util/duration.h"
 #include "util/user_error.h"
 

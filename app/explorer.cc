@@ -12,7 +12,7 @@
 #include "app/scan_command.h"
 #include "app/step_report.h"
 #include "decoder/syscall_scan.h"
-#include "tracer/watchdog.h"
+#include "tracer/process/watchdog.h"
 #include "util/duration.h"
 #include "util/escape.h"
 #include "util/user_error.h"

@@ -3,7 +3,7 @@
 #include <span>
 
 #include "app/target_options.h"
-#include "tracer/network_namespace.h"
+#include "tracer/sandbox/network_namespace.h"
 #include "util/user_error.h"
 
 namespace cmc::app {

@@ -10,8 +10,8 @@
 #include "app/report.h"
 #include "app/step_report.h"
 #include "search/property.h"
-#include "tracer/syscall_trace.h"
-#include "tracer/target_run.h"
+#include "tracer/control/target_run.h"
+#include "tracer/syscalls/syscall_trace.h"
 
 namespace cmc::app {
 

@@ -17,7 +17,7 @@
 
 #include <fmt/format.h>
 
-#include "tracer/wait_status.h"
+#include "tracer/process/wait_status.h"
 #include "util/duration.h"
 
 namespace cmc::app {

@@ -9,7 +9,7 @@
 
 #include "app/plugin_host.h"
 #include "search/property.h"
-#include "tracer/target_run.h"
+#include "tracer/control/target_run.h"
 
 namespace cmc::app {
 

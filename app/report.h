@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "search/breadth_first.h"
-#include "tracer/target_run.h"
+#include "tracer/control/target_run.h"
 
 namespace cmc::app {
 

@@ -11,8 +11,8 @@
 #include "app/trace_output.h"
 #include "search/property.h"
 #include "search/state_graph.h"
-#include "tracer/syscall_trace.h"
-#include "tracer/target_run.h"
+#include "tracer/control/target_run.h"
+#include "tracer/syscalls/syscall_trace.h"
 
 namespace cmc::app {
 

@@ -6,8 +6,8 @@
 #include <span>
 #include <string>
 
-#include "tracer/network_namespace.h"
-#include "tracer/target_run.h"
+#include "tracer/control/target_run.h"
+#include "tracer/sandbox/network_namespace.h"
 #include "util/result.h"
 
 namespace cmc::bench {

@@ -23,10 +23,10 @@
 #include "decoder/elf_file.h"
 #include "decoder/region.h"
 #include "search/breadth_first.h"
-#include "tracer/network_namespace.h"
-#include "tracer/process_executor.h"
-#include "tracer/session.h"
-#include "tracer/tracee.h"
+#include "tracer/backend/process_executor.h"
+#include "tracer/control/session.h"
+#include "tracer/process/tracee.h"
+#include "tracer/sandbox/network_namespace.h"
 #include "util/unique_fd.h"
 
 namespace {

@@ -19,7 +19,7 @@
 #include "bench/untraced_server.h"
 #include "decoder/elf_file.h"
 #include "decoder/region.h"
-#include "tracer/process_executor.h"
+#include "tracer/backend/process_executor.h"
 #include "util/unique_fd.h"
 
 namespace {

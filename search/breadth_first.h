@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "executor/executor.h"
 #include "search/property.h"
 #include "search/state_graph.h"
-#include "tracer/executor.h"
 #include "util/result.h"
 
 namespace cmc::search {

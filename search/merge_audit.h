@@ -4,7 +4,7 @@
 #include <string>
 
 #include "decoder/canonical_state.h"
-#include "tracer/executor.h"
+#include "executor/executor.h"
 #include "util/result.h"
 
 namespace cmc::search {

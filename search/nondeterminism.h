@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "executor/executor.h"
 #include "search/property.h"
-#include "tracer/executor.h"
 #include "util/result.h"
 
 namespace cmc::search {

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "tracer/executor.h"
+#include "executor/executor.h"
 
 namespace cmc::search {
 

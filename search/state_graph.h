@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include "tracer/executor.h"
+#include "executor/executor.h"
 
 namespace cmc::search {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "tracer/executor.h"
+#include "executor/executor.h"
 #include "util/fingerprint.h"
 
 namespace cmc::search {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "tests/integration/run_cmc.h"
-#include "tracer/backtrace.h"
-#include "tracer/tracee.h"
+#include "tracer/process/backtrace.h"
+#include "tracer/process/tracee.h"
 
 namespace cmc::testing {
 namespace {

@@ -8,8 +8,8 @@
 #include "decoder/elf_file.h"
 #include "decoder/region.h"
 #include "tests/integration/run_cmc.h"
-#include "tracer/process_executor.h"
-#include "tracer/virtual_clock.h"
+#include "tracer/backend/process_executor.h"
+#include "tracer/time/virtual_clock.h"
 
 namespace cmc::testing {
 namespace {

@@ -1,4 +1,4 @@
-// The whole-process capture (tracer/process_capture.h) of a real target
+// The whole-process capture (tracer/capture/process_capture.h) of a real target
 // under the tracer (targets/capture_target.c), and the fingerprints the
 // ProcessExecutor makes of it.
 
@@ -11,11 +11,11 @@
 
 #include "decoder/elf_file.h"
 #include "tests/integration/run_cmc.h"
-#include "tracer/network_namespace.h"
-#include "tracer/process_capture.h"
-#include "tracer/process_executor.h"
-#include "tracer/sandbox.h"
-#include "tracer/target_run.h"
+#include "tracer/backend/process_executor.h"
+#include "tracer/capture/process_capture.h"
+#include "tracer/control/target_run.h"
+#include "tracer/sandbox/network_namespace.h"
+#include "tracer/sandbox/sandbox.h"
 
 namespace cmc::testing {
 namespace {

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "decoder/canonical_state.h"
+#include "executor/executor.h"
 #include "search/breadth_first.h"
-#include "tracer/executor.h"
 
 namespace cmc::fake {
 

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tracer/sources.h"
+#include "executor/sources.h"
 
 namespace cmc::tracer {
 namespace {
