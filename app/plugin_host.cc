@@ -19,6 +19,7 @@
 
 #include "tracer/process/wait_status.h"
 #include "util/duration.h"
+#include "util/signal_name.h"
 
 namespace cmc::app {
 namespace {
@@ -186,7 +187,7 @@ Error PluginHost::ended() {
     return Error{
         fmt::format("did not answer within {}", format_duration(limit_))};
   if (status.killed())
-    return Error{"crashed with " + tracer::signal_name(status.term_signal())};
+    return Error{"crashed with " + signal_name(status.term_signal())};
   return Error{fmt::format("exited with status {}", status.exit_status())};
 }
 

@@ -67,10 +67,10 @@ void print_responses(std::FILE *out, const tracer::TargetSpec &spec,
 // whole, when not always), and a line per connection the target closed:
 // "  closed by the server: A (bytes it never read were dropped)".
 void print_effects(std::FILE *out, const tracer::TargetSpec &spec,
-                   const tracer::StepEffects &effects, bool always);
+                   const executor::StepEffects &effects, bool always);
 
 // "closed by the server" and the like, for a step line: "" if nothing.
 [[nodiscard]] std::string effects_note(const tracer::TargetSpec &spec,
-                                       const tracer::StepEffects &effects);
+                                       const executor::StepEffects &effects);
 
 } // namespace cmc::app

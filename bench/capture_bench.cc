@@ -19,8 +19,8 @@
 
 namespace {
 
-using cmc::tracer::ActionId;
-using cmc::tracer::StateKind;
+using cmc::executor::ActionId;
+using cmc::executor::StateKind;
 
 const std::vector<ActionId> kPath{0, 1};
 

@@ -55,7 +55,7 @@ namespace {
 namespace sys = cmc::tracer::sys;
 using cmc::Error;
 using cmc::Result;
-using cmc::tracer::ActionId;
+using cmc::executor::ActionId;
 using cmc::tracer::Connection;
 using cmc::tracer::Tracee;
 

@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "tracer/process/wait_status.h"
 #include "util/check.h"
+#include "util/signal_name.h"
 
-namespace cmc::tracer {
+namespace cmc::executor {
 
 std::string Fault::describe() const {
   switch (kind) {
@@ -34,10 +34,4 @@ void Executor::set_mask(std::span<const std::size_t> offsets) {
   CMC_CHECK(offsets.empty(), "this executor cannot mask state bytes");
 }
 
-std::string signal_name(int signal) {
-  const char *abbrev = sigabbrev_np(signal);
-  return abbrev != nullptr ? fmt::format("SIG{}", abbrev)
-                           : fmt::format("signal {}", signal);
-}
-
-} // namespace cmc::tracer
+} // namespace cmc::executor

@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "decoder/canonical_state.h"
+#include "executor/frame.h"
 #include "executor/sources.h"
-#include "tracer/process/backtrace.h"
 #include "util/fingerprint.h"
 #include "util/result.h"
 
-namespace cmc::tracer {
+namespace cmc::executor {
 
 // Index of one step of the alphabet: the client messages in order, then the
 // clock tick when the search has one.
@@ -182,4 +182,4 @@ public:
   virtual void replay_only() {}
 };
 
-} // namespace cmc::tracer
+} // namespace cmc::executor

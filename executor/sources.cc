@@ -4,7 +4,7 @@
 
 #include "util/check.h"
 
-namespace cmc::tracer {
+namespace cmc::executor {
 namespace {
 
 constexpr std::array<SourceInfo, static_cast<std::size_t>(Source::kCount)>
@@ -51,4 +51,4 @@ std::string control_text(Source source, const Sources &sources) {
   return std::string(source_info(source).control);
 }
 
-} // namespace cmc::tracer
+} // namespace cmc::executor

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace cmc::tracer {
+namespace cmc::executor {
 
 // The sources of time and randomness a target can reach, each a row of
 // source_table(). A row names what the target used and how cmc answered
@@ -83,4 +83,4 @@ private:
 // control, with the number of sites patched for kRdtscPatched.
 [[nodiscard]] std::string control_text(Source source, const Sources &sources);
 
-} // namespace cmc::tracer
+} // namespace cmc::executor

@@ -26,8 +26,8 @@ namespace cmc::search {
 // process this time, they differ only in bytes that differ between runs,
 // or only in what cmc adds (the virtual clock, clients, files).
 [[nodiscard]] Result<std::string>
-name_lossy_merge(tracer::Executor &executor,
-                 std::span<const tracer::ActionId> kept,
-                 std::span<const tracer::ActionId> merged);
+name_lossy_merge(executor::Executor &executor,
+                 std::span<const executor::ActionId> kept,
+                 std::span<const executor::ActionId> merged);
 
 } // namespace cmc::search

@@ -5,7 +5,7 @@
 
 #include "executor/sources.h"
 
-namespace cmc::tracer {
+namespace cmc::executor {
 namespace {
 
 TEST(Sources, PatchedRdtscSaysHowManySitesTheLargestRunPatched) {
@@ -31,4 +31,4 @@ TEST(Sources, RdtscInCodeCmcCouldNotScanIsNotControlled) {
 }
 
 } // namespace
-} // namespace cmc::tracer
+} // namespace cmc::executor

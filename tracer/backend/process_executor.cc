@@ -20,7 +20,8 @@ constexpr std::size_t kCheckEvery = 64;
 
 } // namespace
 
-Result<Observation> ProcessExecutor::run(std::span<const ActionId> path) {
+Result<executor::Observation>
+ProcessExecutor::run(std::span<const executor::ActionId> path) {
   auto seen = spec_->snapshots && !replay_only_ && !keep_images_ ? branch(path)
                                                                  : replay(path);
   // An interrupt kills targets wherever they are, even before exec: that
@@ -59,19 +60,21 @@ Result<TargetRun> ProcessExecutor::start() {
   return TargetRun::start(*spec_, launch_, located_);
 }
 
-Result<Observation> ProcessExecutor::replay(std::span<const ActionId> path) {
+Result<executor::Observation>
+ProcessExecutor::replay(std::span<const executor::ActionId> path) {
   auto started = start();
   if (!started)
     return started.error();
-  Observation seen;
+  executor::Observation seen;
   Reading now;
   if (auto observed = observe(*started, 0, path.size(), seen, now); !observed)
     return observed.error();
   return take_steps(*started, path, 0, std::move(seen), std::move(now), false);
 }
 
-Result<Observation> ProcessExecutor::branch(std::span<const ActionId> path) {
-  Observation seen;
+Result<executor::Observation>
+ProcessExecutor::branch(std::span<const executor::ActionId> path) {
+  executor::Observation seen;
   Reading now;
   std::size_t taken = 0;
   bool restored = false;
@@ -96,7 +99,7 @@ Result<Observation> ProcessExecutor::branch(std::span<const ActionId> path) {
 }
 
 ProcessExecutor::Kept *
-ProcessExecutor::longest_kept(std::span<const ActionId> path,
+ProcessExecutor::longest_kept(std::span<const executor::ActionId> path,
                               std::size_t &taken) {
   if (!live_)
     return nullptr;
@@ -109,11 +112,12 @@ ProcessExecutor::longest_kept(std::span<const ActionId> path,
   return nullptr;
 }
 
-Result<void> ProcessExecutor::start_live(std::span<const ActionId> path,
-                                         Observation &seen, Reading &now) {
+Result<void>
+ProcessExecutor::start_live(std::span<const executor::ActionId> path,
+                            executor::Observation &seen, Reading &now) {
   live_.reset();
   forget();
-  Observation fresh;
+  executor::Observation fresh;
   fresh.refusals = std::move(seen.refusals);
   seen = std::move(fresh);
   auto started = start();
@@ -128,8 +132,9 @@ Result<void> ProcessExecutor::start_live(std::span<const ActionId> path,
 }
 
 Result<bool> ProcessExecutor::restore(Kept &kept,
-                                      std::span<const ActionId> path,
-                                      std::size_t taken, Observation &seen,
+                                      std::span<const executor::ActionId> path,
+                                      std::size_t taken,
+                                      executor::Observation &seen,
                                       Reading &now) {
   auto refused = kept.snapshot.restore(*live_);
   if (!refused)
@@ -146,11 +151,9 @@ Result<bool> ProcessExecutor::restore(Kept &kept,
   return true;
 }
 
-Result<Observation> ProcessExecutor::take_steps(TargetRun &target,
-                                                std::span<const ActionId> path,
-                                                std::size_t taken,
-                                                Observation seen, Reading now,
-                                                bool keep) {
+Result<executor::Observation> ProcessExecutor::take_steps(
+    TargetRun &target, std::span<const executor::ActionId> path,
+    std::size_t taken, executor::Observation seen, Reading now, bool keep) {
   for (std::size_t step = taken; step < path.size(); ++step) {
     seen.before = std::move(now.state);
     auto fault = target.step(path[step]);
@@ -189,10 +192,11 @@ Result<Observation> ProcessExecutor::take_steps(TargetRun &target,
 }
 
 Result<void> ProcessExecutor::keep(TargetRun &target,
-                                   std::span<const ActionId> path,
-                                   std::size_t taken, Observation &seen) {
-  std::vector<ActionId> prefix(path.begin(),
-                               path.begin() + static_cast<long>(taken));
+                                   std::span<const executor::ActionId> path,
+                                   std::size_t taken,
+                                   executor::Observation &seen) {
+  std::vector<executor::ActionId> prefix(
+      path.begin(), path.begin() + static_cast<long>(taken));
   if (kept_.contains(prefix))
     return {};
   std::string refused;
@@ -203,7 +207,7 @@ Result<void> ProcessExecutor::keep(TargetRun &target,
     seen.refusals.push_back(std::move(refused));
     return {};
   }
-  Observation before = seen;
+  executor::Observation before = seen;
   before.fingerprints.pop_back();
   if (!before.states.empty())
     before.states.pop_back();
@@ -227,7 +231,8 @@ void ProcessExecutor::evict() {
 
 Result<void> ProcessExecutor::observe(const TargetRun &target,
                                       std::size_t taken, std::size_t steps,
-                                      Observation &seen, Reading &now) {
+                                      executor::Observation &seen,
+                                      Reading &now) {
   auto state = read_state(target);
   if (!state)
     return state.error();
@@ -251,7 +256,7 @@ Result<void> ProcessExecutor::observe(const TargetRun &target,
       seen.images.push_back(std::move(*canonical));
   }
   if (!keys_on_regions()) {
-    seen.fingerprints.push_back(process.value_or(kNotRead));
+    seen.fingerprints.push_back(process.value_or(executor::kNotRead));
   } else {
     seen.fingerprints.push_back(target.fingerprint(*state, now.files));
     if (spec_->audit && taken == steps)
@@ -264,8 +269,8 @@ Result<void> ProcessExecutor::observe(const TargetRun &target,
 }
 
 bool ProcessExecutor::keys_on_regions() const {
-  return spec_->state == StateKind::kRegions ||
-         spec_->state == StateKind::kPath;
+  return spec_->state == executor::StateKind::kRegions ||
+         spec_->state == executor::StateKind::kPath;
 }
 
 bool ProcessExecutor::reads_process(std::size_t taken,
@@ -278,11 +283,13 @@ bool ProcessExecutor::reads_process(std::size_t taken,
 }
 
 Result<decoder::CanonicalState>
-ProcessExecutor::read_process(const TargetRun &target, Observation &seen) {
+ProcessExecutor::read_process(const TargetRun &target,
+                              executor::Observation &seen) {
   auto image = target.read_process(capture_);
   if (!image)
     return image.error();
-  const decoder::CanonicalOptions options{spec_->state == StateKind::kRaw
+  const decoder::CanonicalOptions options{spec_->state ==
+                                                  executor::StateKind::kRaw
                                               ? decoder::HeapModel::kRaw
                                               : decoder::HeapModel::kCanonical,
                                           keep_images_, process_mask_};

@@ -23,11 +23,11 @@ namespace cmc::tracer {
 // saved of it (Snapshot), and takes a path from the longest prefix saved,
 // restored in place; it starts a fresh target only when there is none, or
 // when a restore is refused.
-class ProcessExecutor final : public Executor {
+class ProcessExecutor final : public executor::Executor {
 public:
   explicit ProcessExecutor(std::shared_ptr<const TargetSpec> spec);
-  [[nodiscard]] Result<Observation>
-  run(std::span<const ActionId> path) override;
+  [[nodiscard]] Result<executor::Observation>
+  run(std::span<const executor::ActionId> path) override;
   void keep_states() override { keep_states_ = true; }
   // A new mask drops the saved states: their fingerprints were read with
   // the old one.
@@ -40,48 +40,54 @@ private:
   // A state of the run as read: its region bytes and files.
   struct Reading {
     std::vector<std::byte> state;
-    std::vector<FileDigest> files;
+    std::vector<executor::FileDigest> files;
   };
   // A saved state: the snapshot, and what the run that reached it
   // observed before it (its own fingerprint and bytes left out: they are
   // read again once it is restored).
   struct Kept {
     Snapshot snapshot;
-    Observation seen;
+    executor::Observation seen;
     std::size_t bytes = 0;
     std::uint64_t used = 0; // when last restored or saved, for eviction
   };
   [[nodiscard]] Result<TargetRun> start();
-  [[nodiscard]] Result<Observation> replay(std::span<const ActionId> path);
+  [[nodiscard]] Result<executor::Observation>
+  replay(std::span<const executor::ActionId> path);
   // run() with snapshots: from the longest prefix of path kept, else from
   // a fresh target that becomes the live one.
-  [[nodiscard]] Result<Observation> branch(std::span<const ActionId> path);
+  [[nodiscard]] Result<executor::Observation>
+  branch(std::span<const executor::ActionId> path);
   // The state kept for the longest prefix of path (of taken steps), or
   // nullptr (none, or no live target).
-  [[nodiscard]] Kept *longest_kept(std::span<const ActionId> path,
+  [[nodiscard]] Kept *longest_kept(std::span<const executor::ActionId> path,
                                    std::size_t &taken);
   // Restores kept, the state after path's first taken steps, into the
   // live target and reads it into seen and now; false, with the reason in
   // seen, when refused (the live target is then in no state known).
-  [[nodiscard]] Result<bool> restore(Kept &kept, std::span<const ActionId> path,
-                                     std::size_t taken, Observation &seen,
-                                     Reading &now);
+  [[nodiscard]] Result<bool> restore(Kept &kept,
+                                     std::span<const executor::ActionId> path,
+                                     std::size_t taken,
+                                     executor::Observation &seen, Reading &now);
   // Replaces the live target with a fresh one in its initial state, read
   // into seen (whose refusals stay) and now; keeps that state when path's
   // last step starts from it.
-  [[nodiscard]] Result<void> start_live(std::span<const ActionId> path,
-                                        Observation &seen, Reading &now);
+  [[nodiscard]] Result<void>
+  start_live(std::span<const executor::ActionId> path,
+             executor::Observation &seen, Reading &now);
   // Takes path's steps from the first taken on, from the state now (whose
   // observation seen holds); with keep, the state the last step starts
   // from is saved.
-  [[nodiscard]] Result<Observation>
-  take_steps(TargetRun &target, std::span<const ActionId> path,
-             std::size_t taken, Observation seen, Reading now, bool keep);
+  [[nodiscard]] Result<executor::Observation>
+  take_steps(TargetRun &target, std::span<const executor::ActionId> path,
+             std::size_t taken, executor::Observation seen, Reading now,
+             bool keep);
   // Saves the state target is in after path's first taken steps, seen
   // being what was observed up to it; a refusal's reason goes to seen.
   [[nodiscard]] Result<void> keep(TargetRun &target,
-                                  std::span<const ActionId> path,
-                                  std::size_t taken, Observation &seen);
+                                  std::span<const executor::ActionId> path,
+                                  std::size_t taken,
+                                  executor::Observation &seen);
   // Drops the saved states.
   void forget();
   // Drops the saved states least recently used until those kept fit in
@@ -90,8 +96,8 @@ private:
   // Reads the state after taken of the path's steps steps into seen (its
   // fingerprint, and what else seen keeps of it) and now.
   [[nodiscard]] Result<void> observe(const TargetRun &target, std::size_t taken,
-                                     std::size_t steps, Observation &seen,
-                                     Reading &now);
+                                     std::size_t steps,
+                                     executor::Observation &seen, Reading &now);
   // Whether that state's whole process is read: each one for kept
   // images; else for kRegions the last one when audited, for the whole
   // process the last one and the one its last step starts from (which
@@ -102,7 +108,7 @@ private:
   [[nodiscard]] bool keys_on_regions() const;
   // The canonical whole process now, its cost in seen.
   [[nodiscard]] Result<decoder::CanonicalState>
-  read_process(const TargetRun &target, Observation &seen);
+  read_process(const TargetRun &target, executor::Observation &seen);
   // The region bytes now, the masked ones zeroed.
   [[nodiscard]] Result<std::vector<std::byte>>
   read_state(const TargetRun &target) const;
@@ -124,7 +130,7 @@ private:
   // With snapshots: the live target, after the last run's steps, and the
   // states saved of it, by the path that reached them.
   std::optional<TargetRun> live_;
-  std::map<std::vector<ActionId>, Kept> kept_;
+  std::map<std::vector<executor::ActionId>, Kept> kept_;
   std::size_t kept_bytes_ = 0;
   std::uint64_t uses_ = 0;
   std::size_t restores_ = 0;

@@ -321,7 +321,7 @@ ProcessCapture::capture(const Tracee &tracee, const CaptureContext &context) {
   image.memory = std::move(plan.memory());
   image.mapped = std::move(plan.mapped());
   // By the ids the target knows (glibc keeps them in each thread's TCB).
-  for (const Session::ThreadRegisters &thread : context.threads) {
+  for (const ThreadRegisters &thread : context.threads) {
     auto id = tracee.namespace_tid(thread.id);
     if (!id)
       return id.error();

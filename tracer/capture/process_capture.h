@@ -11,7 +11,6 @@
 #include "decoder/proc_maps.h"
 #include "decoder/process_image.h"
 #include "tracer/capture/descriptor_capture.h"
-#include "tracer/control/session.h"
 #include "tracer/process/tracee.h"
 #include "util/result.h"
 
@@ -20,7 +19,7 @@ namespace cmc::tracer {
 // What cmc knows of a quiescent target beyond what /proc shows.
 struct CaptureContext {
   // Its threads in order of creation, with their registers.
-  std::vector<Session::ThreadRegisters> threads;
+  std::vector<ThreadRegisters> threads;
   SocketOwners sockets;
   std::string workdir; // the run's working directory (RunFiles::workdir)
 };

@@ -17,10 +17,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tracer/process/backtrace.h"
 #include "tracer/process/ptrace_unsafe.h"
 #include "tracer/process/watchdog.h"
 #include "tracer/syscalls/input_wait.h"
 #include "util/log.h"
+#include "util/signal_name.h"
 
 namespace cmc::tracer {
 namespace {
@@ -52,7 +54,7 @@ Error new_process_error(pid_t pid) {
 
 } // namespace
 
-Result<std::optional<Fault>> Session::run_until_quiescent() {
+Result<std::optional<executor::Fault>> Session::run_until_quiescent() {
   if (auto released = release_held(); !released)
     return released.error();
   while (true) {
@@ -73,11 +75,12 @@ Result<std::optional<Fault>> Session::run_until_quiescent() {
   // that only another of them could wake.
   for (const auto &[tid, thread] : threads_)
     if (thread.run == Thread::Run::kHeld)
-      return std::optional<Fault>();
-  return std::optional(Fault{.kind = Fault::Kind::kDeadlock});
+      return std::optional<executor::Fault>();
+  return std::optional(
+      executor::Fault{.kind = executor::Fault::Kind::kDeadlock});
 }
 
-Result<std::optional<Fault>> Session::run_until_serving() {
+Result<std::optional<executor::Fault>> Session::run_until_serving() {
   while (true) {
     auto fault = run_until_quiescent();
     if (!fault || *fault)
@@ -207,14 +210,15 @@ void Session::proceed(Thread &thread, Next next, int signal) {
     tracee_.resume(signal, thread.awaiting_exit || next == Next::kPark);
 }
 
-Result<std::optional<Fault>> Session::on_stop(const WaitStatus &status) {
+Result<std::optional<executor::Fault>>
+Session::on_stop(const WaitStatus &status) {
   const pid_t tid = tracee_.focused();
   if (status.gone()) {
     if (tid == tracee_.pid())
       return std::optional(fault_of(status));
     threads_.erase(tid); // a thread ended; the others go on
     tracee_.forget(tid);
-    return std::optional<Fault>();
+    return std::optional<executor::Fault>();
   }
   auto thread = current();
   if (!thread)
@@ -226,14 +230,14 @@ Result<std::optional<Fault>> Session::on_stop(const WaitStatus &status) {
     if (auto returned = on_syscall_stop(self); !returned)
       return returned.error();
     proceed(self, Next::kRun);
-    return std::optional<Fault>();
+    return std::optional<executor::Fault>();
   }
   if (status.seccomp_stop()) {
     auto next = on_seccomp_stop(self);
     if (!next)
       return next.error();
     proceed(self, *next);
-    return std::optional<Fault>();
+    return std::optional<executor::Fault>();
   }
   const int event = status.ptrace_event();
   if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
@@ -241,7 +245,7 @@ Result<std::optional<Fault>> Session::on_stop(const WaitStatus &status) {
     if (auto created = on_new_task(event); !created)
       return created.error();
     proceed(self, Next::kRun);
-    return std::optional<Fault>();
+    return std::optional<executor::Fault>();
   }
   if (event == PTRACE_EVENT_EXEC) {
     if (program_fixed_)
@@ -258,7 +262,7 @@ Result<std::optional<Fault>> Session::on_stop(const WaitStatus &status) {
     if (auto controlled = take_control(); !controlled)
       return controlled.error();
     proceed(self, Next::kRun);
-    return std::optional<Fault>();
+    return std::optional<executor::Fault>();
   }
   // A new thread starts in a SIGSTOP stop of ptrace's. A signal-delivery
   // stop passes the signal on unless cmc answers it; other event stops
@@ -273,18 +277,18 @@ Result<std::optional<Fault>> Session::on_stop(const WaitStatus &status) {
     signal = *deliver;
   }
   proceed(self, Next::kRun, signal);
-  return std::optional<Fault>();
+  return std::optional<executor::Fault>();
 }
 
 // At the creator's clone, fork or vfork stop. A new thread may have
 // stopped (and been registered) already.
-Result<std::optional<Fault>> Session::on_new_task(int event) {
+Result<std::optional<executor::Fault>> Session::on_new_task(int event) {
   auto pid = tracee_.event_message();
   if (!pid)
     return pid.error();
   const auto tid = static_cast<pid_t>(*pid);
   if (event == PTRACE_EVENT_CLONE && threads_.contains(tid))
-    return std::optional<Fault>();
+    return std::optional<executor::Fault>();
   tracee_.adopt(tid);
   auto thread = event == PTRACE_EVENT_CLONE ? tracee_.is_thread(tid)
                                             : Result<bool>(false);
@@ -295,10 +299,10 @@ Result<std::optional<Fault>> Session::on_new_task(int event) {
   Thread &added = threads_[tid];
   added.index = threads_created_++;
   added.run = Thread::Run::kStarting;
-  return std::optional<Fault>();
+  return std::optional<executor::Fault>();
 }
 
-Result<Fault> Session::await_end() {
+Result<executor::Fault> Session::await_end() {
   // A dying target's SIGKILL ends every stop: a thread still stopped is
   // not one, and its end would never come.
   for (const auto &[tid, thread] : threads_)
@@ -312,7 +316,7 @@ Result<Fault> Session::await_end() {
   auto fault = run_until_quiescent();
   if (!fault)
     return fault.error();
-  if (!*fault || (*fault)->kind == Fault::Kind::kDeadlock)
+  if (!*fault || (*fault)->kind == executor::Fault::Kind::kDeadlock)
     return Error{"the target was found gone, but its threads ran on"};
   return **fault;
 }
@@ -386,7 +390,7 @@ std::string Session::waits_in() const {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-std::vector<Session::ThreadRegisters> Session::thread_registers() const {
+std::vector<ThreadRegisters> Session::thread_registers() const {
   std::map<std::size_t, ThreadRegisters> threads;
   for (const auto &[tid, thread] : threads_)
     threads[thread.index] = {tid, thread.entered};
@@ -404,12 +408,14 @@ void Session::ending() {
   }
 }
 
-Fault Session::fault_of(const WaitStatus &status) const {
+executor::Fault Session::fault_of(const WaitStatus &status) const {
   if (tracee_.lease().expired())
-    return Fault{.kind = Fault::Kind::kHang};
+    return executor::Fault{.kind = executor::Fault::Kind::kHang};
   if (status.exited())
-    return Fault{.kind = Fault::Kind::kExit, .code = status.exit_status()};
-  Fault fault{.kind = Fault::Kind::kSignal, .code = status.term_signal()};
+    return executor::Fault{.kind = executor::Fault::Kind::kExit,
+                           .code = status.exit_status()};
+  executor::Fault fault{.kind = executor::Fault::Kind::kSignal,
+                        .code = status.term_signal()};
   fault.backtrace = crash_backtrace_;
   return fault;
 }

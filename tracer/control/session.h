@@ -46,18 +46,18 @@ public:
   // Fault when it died, exited, hung or deadlocked (every thread in a futex
   // wait; step field unset), an Error when it cannot be followed or it
   // reached for something cmc does not control.
-  [[nodiscard]] Result<std::optional<Fault>> run_until_quiescent();
+  [[nodiscard]] Result<std::optional<executor::Fault>> run_until_quiescent();
 
   // run_until_quiescent() for start-up: sleeps and timed waits before the
   // target first waits for a client (a thread held in a wait that the
   // listening socket would end) run to their deadlines on the virtual
   // clock, the earliest first. They are not part of the explored space.
-  [[nodiscard]] Result<std::optional<Fault>> run_until_serving();
+  [[nodiscard]] Result<std::optional<executor::Fault>> run_until_serving();
 
   // After a read found the target gone (an Error of kind kTargetGone)
   // while cmc had it stopped: waits for the end of each of its threads and
   // returns how it ended; an Error if it was not ending after all.
-  [[nodiscard]] Result<Fault> await_end();
+  [[nodiscard]] Result<executor::Fault> await_end();
 
   // Moves the virtual clock on. A wait or sleep whose deadline it passes
   // times out when run_until_quiescent next resumes the target.
@@ -82,10 +82,6 @@ public:
   // The threads of a quiescent target in order of creation, each with its
   // registers as it entered the call it waits in. A parked thread sleeps
   // in the kernel, not stopped: PTRACE_GETREGS cannot reach it.
-  struct ThreadRegisters {
-    pid_t id = 0;
-    user_regs_struct registers{};
-  };
   [[nodiscard]] std::vector<ThreadRegisters> thread_registers() const;
   [[nodiscard]] std::size_t thread_count() const { return threads_.size(); }
   // How many calls the target made whose effect a snapshot cannot undo
@@ -153,8 +149,9 @@ private:
   // The earliest deadline of a held thread's wait or sleep.
   [[nodiscard]] std::optional<std::chrono::nanoseconds> next_deadline() const;
   // Handles a stop of the focused thread; a Fault when the target ended.
-  [[nodiscard]] Result<std::optional<Fault>> on_stop(const WaitStatus &status);
-  [[nodiscard]] Result<std::optional<Fault>> on_new_task(int event);
+  [[nodiscard]] Result<std::optional<executor::Fault>>
+  on_stop(const WaitStatus &status);
+  [[nodiscard]] Result<std::optional<executor::Fault>> on_new_task(int event);
   // The focused thread, registered when it is new (a clone whose event has
   // not been seen yet); nullptr for a process the target forked.
   [[nodiscard]] Result<Thread *> current();
@@ -188,12 +185,12 @@ private:
   // Every thread's end is awaited from waitpid, the leader's last, which
   // tells how it ended (fault_of).
   void ending();
-  [[nodiscard]] Fault fault_of(const WaitStatus &status) const;
+  [[nodiscard]] executor::Fault fault_of(const WaitStatus &status) const;
 
   Tracee &tracee_;
   Environment environment_;
   // The stack where the first crash signal hit (see crashed()).
-  std::vector<Frame> crash_backtrace_;
+  std::vector<executor::Frame> crash_backtrace_;
   std::optional<int> listening_fd_;
   std::size_t unrestorable_calls_ = 0; // SeccompStop::unrestorable_calls
   bool program_fixed_ = false;

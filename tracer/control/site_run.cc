@@ -4,6 +4,7 @@
 #include "tracer/net/connection.h"
 #include "tracer/sandbox/network_namespace.h"
 #include "tracer/syscalls/site_log.h"
+#include "tracer/syscalls/syscall_table.h"
 
 namespace cmc::tracer {
 namespace {
@@ -62,7 +63,7 @@ Result<SiteRun> run_for_sites(const SiteRunSpec &spec) {
   LaunchSpec launch = spec.launch;
   launch.observe = true;
   launch.netns = netns->fd();
-  auto tracee = Tracee::spawn(launch);
+  auto tracee = Tracee::spawn(launch, seccomp_filter(launch.observe));
   if (!tracee)
     return tracee.error();
   Session session(**tracee, spec.seed);

@@ -26,10 +26,10 @@ struct SiteRunSpec {
 // What the run executed, up to where it ended.
 struct SiteRun {
   std::vector<ObservedSite> sites;
-  Sources sources;
+  executor::Sources sources;
   std::size_t messages_sent = 0;
   // How the program ended; nothing: it waited for input and was killed.
-  std::optional<Fault> fault;
+  std::optional<executor::Fault> fault;
   // Why cmc stopped following it early (then the rest is what it saw up
   // to there), or "".
   std::string error;

@@ -14,6 +14,7 @@
 #include "decoder/proc_maps.h"
 #include "tracer/process/watchdog.h"
 #include "tracer/sandbox/run_files.h"
+#include "tracer/syscalls/syscall_table.h"
 #include "util/escape.h"
 
 namespace cmc::tracer {
@@ -93,8 +94,8 @@ Result<StateReader> locate_regions(const Tracee &tracee, const TargetSpec &spec,
   return reader_at(spec, *fast);
 }
 
-Error startup_error(const TargetSpec &spec, Tracee &tracee, const Fault &fault,
-                    const char *when) {
+Error startup_error(const TargetSpec &spec, Tracee &tracee,
+                    const executor::Fault &fault, const char *when) {
   std::string message = fmt::format("the target {} {}", fault.describe(), when);
   if (spec.launch.show_output)
     return Error{message};
@@ -135,7 +136,7 @@ TargetRun::TargetRun(const TargetSpec &spec, std::unique_ptr<Tracee> tracee)
 Result<TargetRun> TargetRun::start(const TargetSpec &spec,
                                    const LaunchSpec &launch, bool &located,
                                    SyscallWatcher *watcher) {
-  auto tracee = Tracee::spawn(launch);
+  auto tracee = Tracee::spawn(launch, seccomp_filter(launch.observe));
   if (!tracee)
     return tracee.error();
   TargetRun run(spec, std::move(*tracee));
@@ -191,8 +192,9 @@ Result<void> TargetRun::settle(const char *when, bool starting) {
   return {};
 }
 
-Fingerprint TargetRun::fingerprint(std::span<const std::byte> state,
-                                   std::span<const FileDigest> files) const {
+Fingerprint
+TargetRun::fingerprint(std::span<const std::byte> state,
+                       std::span<const executor::FileDigest> files) const {
   // Which clients are connected decides what their next message does.
   std::uint64_t connected = 0;
   std::uint64_t closed = 0;
@@ -320,17 +322,18 @@ bool TargetRun::connections_idle() {
   return true;
 }
 
-Result<std::optional<Fault>> TargetRun::connect(std::size_t client) {
+Result<std::optional<executor::Fault>> TargetRun::connect(std::size_t client) {
   if (connections_[client])
-    return std::optional<Fault>();
+    return std::optional<executor::Fault>();
   if (auto opened = open_connection(client); !opened)
     return opened.error();
   return run_step();
 }
 
-Result<std::optional<Fault>> TargetRun::step(ActionId action) {
+Result<std::optional<executor::Fault>>
+TargetRun::step(executor::ActionId action) {
   CMC_CHECK(action < spec_->alphabet_size(), "an action outside the alphabet");
-  effects_ = StepEffects{};
+  effects_ = executor::StepEffects{};
   if (action == spec_->tick_action())
     return tick(*spec_->tick);
   if (action >= spec_->first_disconnect()) {
@@ -373,14 +376,15 @@ void TargetRun::count_closed_read(std::size_t client) {
     effects_.read = effects_.length;
 }
 
-Result<std::optional<Fault>> TargetRun::tick(std::chrono::nanoseconds by) {
-  effects_ = StepEffects{};
+Result<std::optional<executor::Fault>>
+TargetRun::tick(std::chrono::nanoseconds by) {
+  effects_ = executor::StepEffects{};
   if (auto ticked = session_->advance_clock(by); !ticked)
     return ticked.error();
   return run_step();
 }
 
-Result<std::optional<Fault>> TargetRun::run_step() {
+Result<std::optional<executor::Fault>> TargetRun::run_step() {
   tracee_->lease().arm(spec_->step_timeout);
   auto fault = session_->run_until_quiescent();
   if (fault && !*fault)
@@ -400,7 +404,7 @@ Result<std::optional<Fault>> TargetRun::run_step() {
   return fault;
 }
 
-Result<std::optional<Fault>> TargetRun::gone() {
+Result<std::optional<executor::Fault>> TargetRun::gone() {
   tracee_->lease().arm(spec_->step_timeout);
   auto fault = session_->await_end();
   tracee_->lease().disarm();
@@ -412,7 +416,7 @@ Result<std::optional<Fault>> TargetRun::gone() {
   return std::optional(std::move(*fault));
 }
 
-void TargetRun::add_last_output(Fault &fault) {
+void TargetRun::add_last_output(executor::Fault &fault) {
   tracee_->drain_output();
   if (!spec_->launch.show_output)
     fault.last_output = last_line(tracee_->output());

@@ -46,12 +46,12 @@ struct TargetSpec {
     return client_of.empty() ? 0 : client_of.at(message);
   }
   // The first disconnect action (when disconnect), and the tick's.
-  [[nodiscard]] ActionId first_disconnect() const {
-    return static_cast<ActionId>(messages.size());
+  [[nodiscard]] executor::ActionId first_disconnect() const {
+    return static_cast<executor::ActionId>(messages.size());
   }
-  [[nodiscard]] ActionId tick_action() const {
-    return static_cast<ActionId>(messages.size() +
-                                 (disconnect ? client_count() : 0));
+  [[nodiscard]] executor::ActionId tick_action() const {
+    return static_cast<executor::ActionId>(messages.size() +
+                                           (disconnect ? client_count() : 0));
   }
   [[nodiscard]] std::size_t alphabet_size() const {
     return tick_action() + (tick ? 1 : 0);
@@ -61,7 +61,7 @@ struct TargetSpec {
   std::chrono::milliseconds step_timeout{10000};
   // What a state is; with kRegions and audit, the whole process is read
   // too, for Observation::process_after.
-  StateKind state = StateKind::kProcess;
+  executor::StateKind state = executor::StateKind::kProcess;
   bool audit = false;
   // Each worker keeps one live target and the states it reached
   // (Snapshot), up to snapshot_memory bytes, and takes a path from the
@@ -99,7 +99,7 @@ public:
   [[nodiscard]] Result<decoder::ProcessImage>
   read_process(ProcessCapture &capture) const;
   // The files the target may write, now (RunFiles::digest).
-  [[nodiscard]] Result<std::vector<FileDigest>> read_files() const {
+  [[nodiscard]] Result<std::vector<executor::FileDigest>> read_files() const {
     return tracee_->files().digest();
   }
   // The fingerprint of a state read now: its bytes (the region bytes, or
@@ -108,22 +108,26 @@ public:
   // are connected, the bytes they sent that the target has not read).
   [[nodiscard]] Fingerprint
   fingerprint(std::span<const std::byte> state,
-              std::span<const FileDigest> files) const;
+              std::span<const executor::FileDigest> files) const;
   // Sends a message or ticks the clock, then runs the target until it is
   // quiescent; the Fault (step unset) if it died, exited or hung.
-  [[nodiscard]] Result<std::optional<Fault>> step(ActionId action);
+  [[nodiscard]] Result<std::optional<executor::Fault>>
+  step(executor::ActionId action);
   // After a read of the target found it gone (an Error of kind
   // kTargetGone) while it was stopped (once a step ended, or at start):
   // how it ended, as step() would have returned it.
-  [[nodiscard]] Result<std::optional<Fault>> gone();
+  [[nodiscard]] Result<std::optional<executor::Fault>> gone();
   // A tick of any length (the alphabet's is spec.tick), then runs the
   // target until it is quiescent.
-  [[nodiscard]] Result<std::optional<Fault>> tick(std::chrono::nanoseconds by);
+  [[nodiscard]] Result<std::optional<executor::Fault>>
+  tick(std::chrono::nanoseconds by);
   // What the target sent back since the last drain, by client.
   [[nodiscard]] std::vector<std::string> drain();
   // What the last step did to the connections: how much of its message
   // the target read, the connections it closed.
-  [[nodiscard]] const StepEffects &effects() const { return effects_; }
+  [[nodiscard]] const executor::StepEffects &effects() const {
+    return effects_;
+  }
   // Whether the target closed client's connection (its next message
   // connects again).
   [[nodiscard]] bool closed_by_server(std::size_t client) const {
@@ -178,10 +182,10 @@ private:
   [[nodiscard]] Result<void> settle(const char *when, bool starting = false);
   // Runs the target until it is quiescent after a step was given, then
   // until what it wrote has reached cmc.
-  [[nodiscard]] Result<std::optional<Fault>> run_step();
+  [[nodiscard]] Result<std::optional<executor::Fault>> run_step();
   // Adds the last line the target wrote to the fault (without
   // show_output).
-  void add_last_output(Fault &fault);
+  void add_last_output(executor::Fault &fault);
   // Waits until everything the target wrote to each client has reached
   // cmc, and notes the connections it closed and the bytes it left unread.
   [[nodiscard]] Result<void> collect_replies();
@@ -197,7 +201,8 @@ private:
   std::unique_ptr<Session> session_;
   // Opens client's connection if it has none, and runs the target until it
   // is quiescent again (it accepts).
-  [[nodiscard]] Result<std::optional<Fault>> connect(std::size_t client);
+  [[nodiscard]] Result<std::optional<executor::Fault>>
+  connect(std::size_t client);
   [[nodiscard]] Result<void> open_connection(std::size_t client);
   // Moves client's connection to closed_.
   void end_connection(std::size_t client);
@@ -213,7 +218,7 @@ private:
   std::vector<std::string> unread_;
   // Received on connections that ended since the last drain, by client.
   std::vector<std::string> received_;
-  StepEffects effects_;
+  executor::StepEffects effects_;
   // The client the step in flight sent its message to: collect_from()
   // counts what the target read of it on the end it already duplicated.
   std::optional<std::size_t> sent_to_;

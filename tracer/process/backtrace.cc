@@ -56,7 +56,8 @@ std::string_view basename(std::string_view path) {
 }
 
 // The source file and line of address in module, if it has line tables.
-void add_source(Dwfl_Module *module, Dwarf_Addr address, Frame &frame) {
+void add_source(Dwfl_Module *module, Dwarf_Addr address,
+                executor::Frame &frame) {
   Dwfl_Line *line = dwfl_module_getsrc(module, address);
   if (line == nullptr)
     return;
@@ -131,8 +132,8 @@ Result<void> Backtracer::report_modules() {
   return {};
 }
 
-Frame Backtracer::symbolize(std::uint64_t pc, bool exact) {
-  Frame frame{.pc = pc};
+executor::Frame Backtracer::symbolize(std::uint64_t pc, bool exact) {
+  executor::Frame frame{.pc = pc};
   const Dwarf_Addr address = exact || pc == 0 ? pc : pc - 1;
   Dwfl_Module *module = dwfl_addrmodule(dwfl_.get(), address);
   if (module == nullptr && !refreshed_) {
@@ -156,10 +157,10 @@ Frame Backtracer::symbolize(std::uint64_t pc, bool exact) {
   return frame;
 }
 
-Result<std::vector<Frame>>
+Result<std::vector<executor::Frame>>
 Backtracer::unwind_from_entry(std::uint64_t pc, std::uint64_t stack_pointer,
                               std::size_t max_frames) {
-  std::vector<Frame> frames{symbolize(pc, true)};
+  std::vector<executor::Frame> frames{symbolize(pc, true)};
   unw_word_t return_address = 0;
   if (_UPT_accessors.access_mem(entry_space_.get(), stack_pointer,
                                 &return_address, 0, upt_.get()) != 0 ||
@@ -172,19 +173,20 @@ Backtracer::unwind_from_entry(std::uint64_t pc, std::uint64_t stack_pointer,
   return frames;
 }
 
-Result<std::vector<Frame>> Backtracer::unwind(std::size_t max_frames) {
+Result<std::vector<executor::Frame>>
+Backtracer::unwind(std::size_t max_frames) {
   return walk(space_.get(), max_frames, true);
 }
 
-Result<std::vector<Frame>> Backtracer::walk(unw_addr_space *space,
-                                            std::size_t max_frames,
-                                            bool exact_first) {
+Result<std::vector<executor::Frame>> Backtracer::walk(unw_addr_space *space,
+                                                      std::size_t max_frames,
+                                                      bool exact_first) {
   unw_cursor_t cursor;
   if (const int rc = unw_init_remote(&cursor, space, upt_.get()); rc != 0)
     return Error{fmt::format("cannot unwind pid {}: unw_init_remote: {}", pid_,
                              unw_strerror(rc))};
   refreshed_ = false;
-  std::vector<Frame> frames;
+  std::vector<executor::Frame> frames;
   // The first pc is where the target stopped, and so is the pc of a frame
   // a signal interrupted; every other pc is a return address.
   bool exact = exact_first;
@@ -200,18 +202,6 @@ Result<std::vector<Frame>> Backtracer::walk(unw_addr_space *space,
   if (frames.empty())
     return Error{fmt::format("cannot unwind pid {}: no readable pc", pid_)};
   return frames;
-}
-
-std::string describe(const Frame &frame) {
-  std::string text =
-      frame.function.empty()
-          ? fmt::format("?? {:#x}", frame.pc)
-          : fmt::format("{}+{:#x}", frame.function, frame.offset);
-  if (!frame.file.empty())
-    return fmt::format("{} ({}:{})", text, basename(frame.file), frame.line);
-  if (!frame.module.empty())
-    return fmt::format("{} ({})", text, basename(frame.module));
-  return text;
 }
 
 } // namespace cmc::tracer

@@ -8,22 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "executor/frame.h"
 #include "util/result.h"
 
 struct Dwfl;
 struct unw_addr_space;
 
 namespace cmc::tracer {
-
-// One frame of a target's user stack, innermost first.
-struct Frame {
-  std::uint64_t pc = 0;
-  std::string function{};   // "" when no symbol covers pc
-  std::uint64_t offset = 0; // pc - function start, 0 if unknown
-  std::string module{};     // file path of the mapping, "" if none
-  std::string file{};       // source location when debug info exists
-  int line = 0;
-};
 
 // A symbolizer and unwinder for one traced process, built once per process
 // (again after an exec) and reused for every stop. It reads the target's
@@ -44,18 +35,19 @@ public:
   // The frames of the target's current stop, at most max_frames. A frame
   // without unwind information ends the stack early; only the registers
   // of the first frame failing to read is an error.
-  [[nodiscard]] Result<std::vector<Frame>> unwind(std::size_t max_frames = 32);
+  [[nodiscard]] Result<std::vector<executor::Frame>>
+  unwind(std::size_t max_frames = 32);
   // The same for a stop at the start of a function that has pushed
   // nothing (a patched vDSO stub: mov, syscall, ret): its frame, then the
   // stack as seen from the return address at stack_pointer (the target's
   // own unwind tables describe the unpatched code, which pushes).
-  [[nodiscard]] Result<std::vector<Frame>>
+  [[nodiscard]] Result<std::vector<executor::Frame>>
   unwind_from_entry(std::uint64_t pc, std::uint64_t stack_pointer,
                     std::size_t max_frames = 32);
 
   // Names the function, module and source line at pc; exact is false for a
   // return address, which is looked up at pc - 1 (inside the call).
-  [[nodiscard]] Frame symbolize(std::uint64_t pc, bool exact);
+  [[nodiscard]] executor::Frame symbolize(std::uint64_t pc, bool exact);
 
 private:
   struct DwflCloser {
@@ -70,7 +62,7 @@ private:
   Backtracer(pid_t pid, std::unique_ptr<Dwfl, DwflCloser> dwfl);
   // Unwinds in space; the first pc is exact (where the target stopped) or
   // a return address.
-  [[nodiscard]] Result<std::vector<Frame>>
+  [[nodiscard]] Result<std::vector<executor::Frame>>
   walk(unw_addr_space *space, std::size_t max_frames, bool exact_first);
   // Reads /proc/PID/maps again, for libraries mapped after attach.
   [[nodiscard]] Result<void> report_modules();
@@ -84,8 +76,5 @@ private:
   std::unique_ptr<void, UptCloser> upt_;
   bool refreshed_ = false; // modules re-read during the current unwind
 };
-
-// "main+0x1c (kv.c:88)", or "?? 0x7f0012345678 (libc.so.6)".
-[[nodiscard]] std::string describe(const Frame &frame);
 
 } // namespace cmc::tracer

@@ -26,7 +26,7 @@
 #include "tracer/process/ptrace_unsafe.h"
 #include "tracer/sandbox/network_namespace.h"
 #include "tracer/sandbox/sandbox.h"
-#include "tracer/syscalls/syscall_table.h"
+#include "util/signal_name.h"
 
 namespace cmc::tracer {
 namespace {
@@ -235,7 +235,8 @@ void Tracee::kill_and_reap() {
   files_.reset();
 }
 
-Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
+Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec,
+                                              const SeccompFilter &filter) {
   static const UniqueFd dev_null(open("/dev/null", O_RDWR | O_CLOEXEC));
   // cmc never changes its own environment: built once, for every spawn.
   static const std::vector<char *> environment = target_environment();
@@ -246,12 +247,11 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
   UniqueFd report_read(report[0]);
   UniqueFd report_write(report[1]);
   // Built before fork: the child must not allocate.
-  std::vector<sock_filter> observing;
-  sock_fprog observing_fprog{};
-  if (spec.observe) {
-    observing = observing_program(report_write.get());
-    observing_fprog = {static_cast<unsigned short>(observing.size()),
-                       observing.data()};
+  std::vector<sock_filter> built;
+  sock_fprog built_fprog{};
+  if (filter.program == nullptr) {
+    built = filter.build(report_write.get());
+    built_fprog = {static_cast<unsigned short>(built.size()), built.data()};
   }
   // A private working directory, new for every run, so no run sees the
   // files an earlier one left; the program is found from cmc's own.
@@ -289,7 +289,7 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec) {
                  spec.aslr,
                  spec.show_output,
                  spec.netns,
-                 spec.observe ? &observing_fprog : &seccomp_program()};
+                 filter.program != nullptr ? filter.program : &built_fprog};
   for (const WritableCopy &mount : files->mounts())
     plan.mounts.emplace_back(mount.copy.c_str(), mount.path.c_str());
   for (const std::string &arg : spec.argv)

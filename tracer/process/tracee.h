@@ -1,5 +1,6 @@
 #pragma once
 
+#include <linux/filter.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/user.h>
@@ -32,7 +33,8 @@ struct LaunchSpec {
   // In the thread's second sandbox (Sandbox::Use::kAside): a replay made
   // while a target of the first is alive.
   bool aside = false;
-  // Stop on every system call (observing_program), not only the table's.
+  // Stop on every system call (observing_program), not only the table's:
+  // the filter to spawn it with (seccomp_filter).
   bool observe = false;
   // Paths the target may write besides its working directory, each a
   // private copy per run (RunFiles); relative ones are relative to the
@@ -40,8 +42,23 @@ struct LaunchSpec {
   std::vector<std::string> writable;
 };
 
+// The seccomp filter a target runs under, which tracer/syscalls/ builds
+// from its table (seccomp_filter): a program built once, or one built for
+// each launch, given the descriptor on which a failed launch reports (the
+// filter must let the target write its report there).
+struct SeccompFilter {
+  const sock_fprog *program = nullptr;
+  std::vector<sock_filter> (*build)(int report_fd) = nullptr;
+};
+
+// A thread of a target and its registers (Session::thread_registers).
+struct ThreadRegisters {
+  pid_t id = 0;
+  user_regs_struct registers{};
+};
+
 // A target process under ptrace, in a network namespace of its own, with
-// the seccomp filter of syscall_table.h, in the spawning thread's Sandbox
+// the seccomp filter it is given, in the spawning thread's Sandbox
 // (where it is pid Sandbox::kTargetPid). The destructor kills the target's
 // whole process group and reaps every traced process: no path leaves one
 // behind. It runs in a private working directory of its own, with private
@@ -52,7 +69,7 @@ class Tracee {
 public:
   // Forks, sets the child up and execs it; returns stopped after execve.
   [[nodiscard]] static Result<std::unique_ptr<Tracee>>
-  spawn(const LaunchSpec &spec);
+  spawn(const LaunchSpec &spec, const SeccompFilter &filter);
 
   Tracee(const Tracee &) = delete;
   Tracee &operator=(const Tracee &) = delete;

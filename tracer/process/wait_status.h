@@ -39,7 +39,4 @@ private:
   int raw_;
 };
 
-// "SIGSEGV" for SIGSEGV, "signal 77" where the number has no name.
-[[nodiscard]] std::string signal_name(int signal);
-
 } // namespace cmc::tracer

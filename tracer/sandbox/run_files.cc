@@ -14,9 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "tracer/process/tracee.h"
 #include "tracer/sandbox/sandbox.h"
-#include "tracer/syscalls/syscall_table.h"
 #include "util/fingerprint.h"
 #include "util/unique_fd.h"
 
@@ -116,69 +114,17 @@ Result<std::uint64_t> hash_tree(const fs::path &top) {
   return hash;
 }
 
-bool under(std::string_view path, std::string_view directory) {
-  return path.starts_with(directory) &&
-         (path.size() == directory.size() || path[directory.size()] == '/');
-}
-
 // Devices whose writes change nothing a later read sees.
 constexpr std::array<std::string_view, 9> kHarmless{
     "/dev/null",   "/dev/zero",   "/dev/full",    "/dev/tty", "/dev/stdout",
     "/dev/stderr", "/dev/random", "/dev/urandom", "/dev/fd"};
 
-// A NUL-terminated string of the target's, read a page at most at a time
-// (the string may end just before an unmapped page).
-Result<std::string> read_path(const Tracee &tracee, std::uint64_t address) {
-  constexpr std::uint64_t kPage = 4096;
-  std::string path;
-  while (path.size() < PATH_MAX) {
-    const std::uint64_t chunk = kPage - address % kPage;
-    std::string bytes(chunk, '\0');
-    const iovec remote{reinterpret_cast<void *>(address), chunk};
-    if (auto done = tracee.read(std::span(&remote, 1),
-                                std::as_writable_bytes(std::span(bytes)));
-        !done)
-      return Error{"cannot read a path the target names: " +
-                   done.error().message};
-    const auto end = bytes.find('\0');
-    path += bytes.substr(0, end);
-    if (end != std::string::npos)
-      return path;
-    address += chunk;
-  }
-  return Error{"a path the target names is longer than PATH_MAX"};
-}
-
-// path made absolute against the directory dirfd names (AT_FDCWD: the
-// target's working directory), as the target sees it, and normalised.
-// Symbolic links are not followed.
-Result<std::string> resolve(const Tracee &tracee, long dirfd,
-                            const std::string &path) {
-  if (path.starts_with('/'))
-    return fs::path(path).lexically_normal().string();
-  const std::string link = dirfd == AT_FDCWD
-                               ? fmt::format("/proc/{}/cwd", tracee.pid())
-                               : fmt::format("/proc/{}/fd/{}", tracee.pid(),
-                                             static_cast<int>(dirfd));
-  std::array<char, PATH_MAX> base{};
-  const ssize_t n = readlink(link.c_str(), base.data(), base.size());
-  if (n <= 0)
-    return Error{fmt::format("cannot resolve the path {} the target names: "
-                             "{}: {}",
-                             path, link, std::strerror(errno))};
-  return (fs::path(std::string(base.data(), static_cast<std::size_t>(n))) /
-          path)
-      .lexically_normal()
-      .string();
-}
-
-// openat2's flags are in its struct open_how, whose first field they are.
-bool openat2_writes(const Tracee &tracee, std::uint64_t how) {
-  auto flags = tracee.read_value<std::uint64_t>(how);
-  return !flags || (*flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) != 0;
-}
-
 } // namespace
+
+bool path_under(std::string_view path, std::string_view directory) {
+  return path.starts_with(directory) &&
+         (path.size() == directory.size() || path[directory.size()] == '/');
+}
 
 Result<RunFiles> RunFiles::create(std::span<const std::string> writable,
                                   const Sandbox &sandbox) {
@@ -231,19 +177,21 @@ RunFiles::~RunFiles() {
 }
 
 bool RunFiles::may_write(const std::string &path) const {
-  if (under(path, root_))
+  if (path_under(path, root_))
     return true;
   for (const WritableCopy &mount : mounts_)
-    if (under(path, mount.path))
+    if (path_under(path, mount.path))
       return true;
-  return std::any_of(
-             kHarmless.begin(), kHarmless.end(),
-             [&](std::string_view device) { return under(path, device); }) ||
-         under(path, "/proc/self") || under(path, "/proc/thread-self");
+  return std::any_of(kHarmless.begin(), kHarmless.end(),
+                     [&](std::string_view device) {
+                       return path_under(path, device);
+                     }) ||
+         path_under(path, "/proc/self") ||
+         path_under(path, "/proc/thread-self");
 }
 
-Result<std::vector<FileDigest>> RunFiles::digest() const {
-  std::vector<FileDigest> digest;
+Result<std::vector<executor::FileDigest>> RunFiles::digest() const {
+  std::vector<executor::FileDigest> digest;
   std::error_code error;
   for (fs::directory_iterator it(outside_ + workdir_, error), end;
        !error && it != end; it.increment(error)) {
@@ -262,51 +210,21 @@ Result<std::vector<FileDigest>> RunFiles::digest() const {
       return hash.error();
     digest.push_back({mount.path, *hash});
   }
-  std::sort(
-      digest.begin(), digest.end(),
-      [](const FileDigest &a, const FileDigest &b) { return a.name < b.name; });
+  std::sort(digest.begin(), digest.end(),
+            [](const executor::FileDigest &a, const executor::FileDigest &b) {
+              return a.name < b.name;
+            });
   return digest;
 }
 
-std::uint64_t combined_hash(std::span<const FileDigest> digest) {
+std::uint64_t combined_hash(std::span<const executor::FileDigest> digest) {
   std::uint64_t hash = 0;
-  for (const FileDigest &entry : digest) {
+  for (const executor::FileDigest &entry : digest) {
     const std::array<std::uint64_t, 2> pair{
         fingerprint_of(std::as_bytes(std::span(entry.name))).low, entry.hash};
     hash = fingerprint_of(std::as_bytes(std::span(pair)), hash).low;
   }
   return hash;
-}
-
-Result<Action> on_write_path(SeccompStop &stop) {
-  const Tracee &tracee = stop.tracee;
-  const Syscall &call = stop.call;
-  const auto args = stop.args();
-  if (call.name == "openat2" && !openat2_writes(tracee, args[2]))
-    return Action::run();
-  for (const PathArg &arg : call.paths) {
-    if (arg.path < 0)
-      continue;
-    auto named = read_path(tracee, args.at(arg.path));
-    if (!named)
-      return named.error();
-    const long dirfd =
-        arg.dirfd < 0 ? AT_FDCWD : static_cast<int>(args.at(arg.dirfd));
-    auto path = resolve(tracee, dirfd, *named);
-    if (!path)
-      return path.error();
-    auto inside = tracee.namespace_tid(tracee.pid());
-    if (!inside)
-      return inside.error();
-    if (tracee.files().may_write(*path) ||
-        under(*path, fmt::format("/proc/{}", *inside)))
-      continue;
-    return Error{fmt::format(
-        "the target writes {} ({}), outside its working directory and the "
-        "--writable copies; --writable {} gives each run a private copy",
-        *path, call.name, fs::path(*path).parent_path().string())};
-  }
-  return Action::run();
 }
 
 } // namespace cmc::tracer

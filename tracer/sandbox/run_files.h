@@ -5,17 +5,15 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "executor/executor.h"
-#include "tracer/syscalls/syscall_table.h"
 #include "util/result.h"
 
 namespace cmc::tracer {
 
 class Sandbox;
-class Tracee;
-struct TrappedSyscall;
 
 // One --writable path of a run: what the target names (as given: relative
 // to its working directory, or absolute) and where cmc keeps the run's
@@ -60,7 +58,7 @@ public:
 
   // Every file the run can write (its working directory and the copies),
   // hashed per top-level entry, sorted by name. Empty when there are none.
-  [[nodiscard]] Result<std::vector<FileDigest>> digest() const;
+  [[nodiscard]] Result<std::vector<executor::FileDigest>> digest() const;
 
 private:
   RunFiles() = default;
@@ -71,11 +69,11 @@ private:
 };
 
 // The hash of a digest, for the fingerprint: 0 when there are no files.
-[[nodiscard]] std::uint64_t combined_hash(std::span<const FileDigest> digest);
+[[nodiscard]] std::uint64_t
+combined_hash(std::span<const executor::FileDigest> digest);
 
-// The handler of a call that writes to the file system (a row with
-// paths): it runs when its paths lie in what the run may write; else an
-// Error naming the path stops the check.
-[[nodiscard]] Result<Action> on_write_path(SeccompStop &stop);
+// Whether path is directory or lies inside it (both absolute, normalised).
+[[nodiscard]] bool path_under(std::string_view path,
+                              std::string_view directory);
 
 } // namespace cmc::tracer

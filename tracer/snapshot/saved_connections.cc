@@ -21,8 +21,7 @@ constexpr std::string_view kEpoll = "anon_inode:[eventpoll]";
 // waits.
 Result<long> call_in(TargetRun &run, long nr,
                      const std::array<std::uint64_t, 4> &args) {
-  const Session::ThreadRegisters thread =
-      run.session().thread_registers().front();
+  const ThreadRegisters thread = run.session().thread_registers().front();
   run.tracee().focus(thread.id);
   return run.tracee().call_at_seccomp_stop(thread.registers, nr, args);
 }

@@ -64,7 +64,7 @@ private:
   Outside outside_;
   Session::Saved session_;
   std::string output_;
-  std::vector<FileDigest> files_;
+  std::vector<executor::FileDigest> files_;
   SavedConnections connections_;
   std::size_t unrestorable_calls_ = 0; // Session::unrestorable_calls
 };

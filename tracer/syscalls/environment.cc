@@ -19,6 +19,9 @@
 #include "decoder/auxv.h"
 
 namespace cmc::tracer {
+
+using executor::Source;
+using executor::Via;
 namespace {
 
 // The CPU offers rdrand or rdseed, which only CPUID faulting could hide.

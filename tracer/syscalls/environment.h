@@ -9,7 +9,7 @@
 
 #include "executor/sources.h"
 #include "tracer/process/tracee.h"
-#include "tracer/syscalls/syscall_table.h"
+#include "tracer/syscalls/syscall.h"
 #include "tracer/time/timer_fds.h"
 #include "tracer/time/tsc_patches.h"
 #include "tracer/time/vdso_control.h"
@@ -28,7 +28,7 @@ public:
 
   [[nodiscard]] VirtualClock &clock() { return clock_; }
   [[nodiscard]] const VirtualClock &clock() const { return clock_; }
-  [[nodiscard]] const Sources &sources() const { return sources_; }
+  [[nodiscard]] const executor::Sources &sources() const { return sources_; }
   [[nodiscard]] const VdsoLayout &vdso() const { return vdso_; }
   [[nodiscard]] TimerFds &timers() { return timers_; }
   [[nodiscard]] const TimerFds &timers() const { return timers_; }
@@ -56,8 +56,10 @@ public:
   [[nodiscard]] Result<bool> emulate_tsc(Tracee &tracee);
 
   // Records a source read by the system call whose stop has regs.
-  void note(Source source, const user_regs_struct &regs);
-  void note(Source source, Via via) { sources_.note(source, via); }
+  void note(executor::Source source, const user_regs_struct &regs);
+  void note(executor::Source source, executor::Via via) {
+    sources_.note(source, via);
+  }
 
   // Writes length bytes of the seeded generator at address.
   [[nodiscard]] Result<void> fill_random(Tracee &tracee, std::uint64_t address,
@@ -71,14 +73,14 @@ public:
   // virtual clock and notes source.
   [[nodiscard]] Result<void> answer_tsc(Tracee &tracee, user_regs_struct regs,
                                         std::uint8_t length, bool rdtscp,
-                                        Source source);
+                                        executor::Source source);
 
 private:
   VirtualClock clock_;
   std::mt19937_64 random_;
   VdsoLayout vdso_;
   TimerFds timers_;
-  Sources sources_;
+  executor::Sources sources_;
   // The planted entry breakpoint and the code it replaced.
   std::optional<std::uint64_t> entry_;
   std::array<std::byte, 2> entry_code_{};

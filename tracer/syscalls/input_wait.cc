@@ -211,7 +211,7 @@ Result<Action> wait_for_input(SeccompStop &stop) {
     return Action::run();
   std::optional<std::chrono::nanoseconds> deadline;
   if (wait->timeout) {
-    stop.environment.note(Source::kTimedWait, stop.regs);
+    stop.environment.note(executor::Source::kTimedWait, stop.regs);
     deadline = stop.environment.clock().elapsed() + *wait->timeout;
   }
   return Action::hold(deadline, std::nullopt, input_over);

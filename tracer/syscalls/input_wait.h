@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "tracer/process/tracee.h"
-#include "tracer/syscalls/syscall_table.h"
+#include "tracer/syscalls/syscall.h"
 #include "util/result.h"
 
 namespace cmc::tracer {

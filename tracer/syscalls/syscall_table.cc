@@ -14,11 +14,11 @@
 #include <fmt/format.h>
 
 #include "decoder/syscall_scan.h"
-#include "tracer/sandbox/run_files.h"
 #include "tracer/syscalls/environment.h"
 #include "tracer/syscalls/input_wait.h"
 #include "tracer/syscalls/timed_waits.h"
-#include "tracer/time/timer_fds.h"
+#include "tracer/syscalls/timer_fd_calls.h"
+#include "tracer/syscalls/write_paths.h"
 
 namespace cmc::tracer {
 namespace {
@@ -422,23 +422,23 @@ constexpr auto kCalls = std::to_array<Syscall>({
      "{timespec}p",
      {},
      on_nanosleep,
-     Source::kSleep},
+     executor::Source::kSleep},
     {"clock_nanosleep",
      SYS_clock_nanosleep,
      "{clock}{abstime}{timespec}p",
      {},
      on_clock_nanosleep,
-     Source::kSleep},
+     executor::Source::kSleep},
     {"futex", SYS_futex, "p{futex}dppd", {}, on_futex},
     {"timerfd_create", SYS_timerfd_create, "{clock}{tfd}", kDesc},
     {"timerfd_settime", SYS_timerfd_settime, "d{tfd_settime}{itimerspec}p",
-     kDesc, on_timerfd_settime, Source::kTimerfd},
+     kDesc, on_timerfd_settime, executor::Source::kTimerfd},
     {"timerfd_gettime",
      SYS_timerfd_gettime,
      {},
      kDesc,
      on_timerfd_gettime,
-     Source::kTimerfd},
+     executor::Source::kTimerfd},
     {"alarm", SYS_alarm, {}, {}, on_alarm},
     {"setitimer", SYS_setitimer, {}, {}, on_setitimer},
     {"timer_settime", SYS_timer_settime, {}, {}, on_timer_settime},
@@ -448,30 +448,35 @@ constexpr auto kCalls = std::to_array<Syscall>({
      "{clock}{timespec_out}",
      {},
      answer_clock_gettime,
-     Source::kClockGettime},
+     executor::Source::kClockGettime},
     {"gettimeofday",
      SYS_gettimeofday,
      "pp",
      {},
      answer_gettimeofday,
-     Source::kGettimeofday},
-    {"time", SYS_time, "p", {}, answer_time, Source::kTime},
+     executor::Source::kGettimeofday},
+    {"time", SYS_time, "p", {}, answer_time, executor::Source::kTime},
     {"clock_getres",
      SYS_clock_getres,
      {},
      {},
      answer_clock_getres,
-     Source::kClockGetres},
-    {"getcpu", SYS_getcpu, {}, {}, answer_getcpu, Source::kGetcpu},
+     executor::Source::kClockGetres},
+    {"getcpu", SYS_getcpu, {}, {}, answer_getcpu, executor::Source::kGetcpu},
     {"getrandom",
      SYS_getrandom,
      "ou{grnd}",
      {},
      answer_getrandom,
-     Source::kGetrandom},
-    {"times", SYS_times, {}, {}, pass_through, Source::kTimes},
-    {"getrusage", SYS_getrusage, {}, {}, pass_through, Source::kTimes},
-    {"sysinfo", SYS_sysinfo, "p", {}, pass_through, Source::kTimes},
+     executor::Source::kGetrandom},
+    {"times", SYS_times, {}, {}, pass_through, executor::Source::kTimes},
+    {"getrusage",
+     SYS_getrusage,
+     {},
+     {},
+     pass_through,
+     executor::Source::kTimes},
+    {"sysinfo", SYS_sysinfo, "p", {}, pass_through, executor::Source::kTimes},
     // Memory.
     {"mmap", SYS_mmap, "pu{prot}{map}du=p", kDesc | kMemory},
     {"munmap", SYS_munmap, "pu", kMemory},
@@ -495,13 +500,13 @@ constexpr auto kCalls = std::to_array<Syscall>({
     {"execve", SYS_execve, "spp", kFile | kProcess},
     {"set_tid_address", SYS_set_tid_address, "p", {}},
     {"set_robust_list", SYS_set_robust_list, "pu", {}},
-    {"rseq", SYS_rseq, "puxx", {}, refuse_enosys, Source::kRseq},
+    {"rseq", SYS_rseq, "puxx", {}, refuse_enosys, executor::Source::kRseq},
     {"io_uring_setup",
      SYS_io_uring_setup,
      {},
      {},
      refuse_enosys,
-     Source::kIoUring},
+     executor::Source::kIoUring},
     {"arch_prctl", SYS_arch_prctl, "{arch_prctl}p", {}},
     {"prctl", SYS_prctl, "{prctl}xxxx", {}},
     {"personality", SYS_personality, "x", {}, unrestorable},
@@ -694,6 +699,12 @@ const sock_fprog &seccomp_program() {
   static const sock_fprog fprog{static_cast<unsigned short>(program.size()),
                                 const_cast<sock_filter *>(program.data())};
   return fprog;
+}
+
+SeccompFilter seccomp_filter(bool observe) {
+  if (observe)
+    return {.program = nullptr, .build = observing_program};
+  return {.program = &seccomp_program(), .build = nullptr};
 }
 
 std::vector<sock_filter> observing_program(int report_fd) {

@@ -18,9 +18,10 @@ struct TracedCall {
   // Its name, arguments and result as shown; parts.text() is the line
   // "write(4, \"OK\\n\", 3) = 3".
   decoder::FormattedCall parts;
-  std::uint64_t site = 0;       // the instruction's address
-  std::string vdso_function;    // the patched vDSO function it came from, or ""
-  std::vector<Frame> backtrace; // with backtraces: the stack at its entry
+  std::uint64_t site = 0;    // the instruction's address
+  std::string vdso_function; // the patched vDSO function it came from, or ""
+  std::vector<executor::Frame>
+      backtrace; // with backtraces: the stack at its entry
 };
 
 // Records every call the filter stops with its result, optionally with

@@ -89,7 +89,7 @@ Result<Action> on_futex(SeccompStop &stop) {
   auto length = stop.tracee.read_value<timespec>(regs.r10);
   if (!length)
     return Action::answer(-EFAULT);
-  stop.environment.note(Source::kTimedWait, regs);
+  stop.environment.note(executor::Source::kTimedWait, regs);
   const VirtualClock &clock = stop.environment.clock();
   // FUTEX_WAIT's timeout is relative; FUTEX_WAIT_BITSET's is an instant of
   // CLOCK_MONOTONIC, or of CLOCK_REALTIME with FUTEX_CLOCK_REALTIME.

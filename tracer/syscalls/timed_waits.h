@@ -1,6 +1,6 @@
 #pragma once
 
-#include "tracer/syscalls/syscall_table.h"
+#include "tracer/syscalls/syscall.h"
 #include "util/result.h"
 
 namespace cmc::tracer {

@@ -10,8 +10,6 @@
 
 #include <fmt/format.h>
 
-#include "tracer/syscalls/environment.h"
-
 namespace cmc::tracer {
 namespace {
 
@@ -129,24 +127,6 @@ Result<void> TimerFds::fire(const Tracee &tracee, int fd,
                              "CONFIG_CHECKPOINT_RESTORE",
                              fd, std::strerror(errno))};
   return {};
-}
-
-Result<Action> on_timerfd_settime(SeccompStop &stop) {
-  Environment &environment = stop.environment;
-  auto result =
-      environment.timers().settime(stop.tracee, environment.clock(), stop.regs);
-  if (!result)
-    return result.error();
-  return Action::answer(*result);
-}
-
-Result<Action> on_timerfd_gettime(SeccompStop &stop) {
-  Environment &environment = stop.environment;
-  auto result =
-      environment.timers().gettime(stop.tracee, environment.clock(), stop.regs);
-  if (!result)
-    return result.error();
-  return Action::answer(*result);
 }
 
 } // namespace cmc::tracer

@@ -8,7 +8,6 @@
 #include <optional>
 
 #include "tracer/process/tracee.h"
-#include "tracer/syscalls/syscall_table.h"
 #include "tracer/time/virtual_clock.h"
 #include "util/result.h"
 
@@ -49,10 +48,5 @@ private:
 
   std::map<int, Timer> timers_;
 };
-
-// The handlers of timerfd_settime and timerfd_gettime: answered by the
-// environment's TimerFds.
-[[nodiscard]] Result<Action> on_timerfd_settime(SeccompStop &stop);
-[[nodiscard]] Result<Action> on_timerfd_gettime(SeccompStop &stop);
 
 } // namespace cmc::tracer
