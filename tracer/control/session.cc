@@ -225,19 +225,25 @@ Session::on_stop(const WaitStatus &status) {
     return thread.error();
   if (*thread == nullptr)
     return new_process_error(tid);
-  Thread &self = **thread;
+  if (auto handled = on_thread_stop(tid, **thread, status); !handled)
+    return handled.error();
+  return std::optional<executor::Fault>();
+}
+
+Result<void> Session::on_thread_stop(pid_t tid, Thread &self,
+                                     const WaitStatus &status) {
   if (status.syscall_stop()) {
     if (auto returned = on_syscall_stop(self); !returned)
       return returned.error();
     proceed(self, Next::kRun);
-    return std::optional<executor::Fault>();
+    return {};
   }
   if (status.seccomp_stop()) {
     auto next = on_seccomp_stop(self);
     if (!next)
       return next.error();
     proceed(self, *next);
-    return std::optional<executor::Fault>();
+    return {};
   }
   const int event = status.ptrace_event();
   if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
@@ -245,25 +251,10 @@ Session::on_stop(const WaitStatus &status) {
     if (auto created = on_new_task(event); !created)
       return created.error();
     proceed(self, Next::kRun);
-    return std::optional<executor::Fault>();
+    return {};
   }
-  if (event == PTRACE_EVENT_EXEC) {
-    if (program_fixed_)
-      return exec_error(tracee_.pid());
-    // execve killed the other threads; each ends without a stop (the one
-    // that called it, now the leader, under its old id without a report).
-    std::erase_if(threads_,
-                  [&](const auto &entry) { return entry.first != tid; });
-    self.waiting.reset();
-    self.awaiting_exit = false;
-    // A new program, with a new vDSO and auxiliary vector.
-    if (watcher_ != nullptr)
-      watcher_->new_program();
-    if (auto controlled = take_control(); !controlled)
-      return controlled.error();
-    proceed(self, Next::kRun);
-    return std::optional<executor::Fault>();
-  }
+  if (event == PTRACE_EVENT_EXEC)
+    return on_exec(tid, self);
   // A new thread starts in a SIGSTOP stop of ptrace's. A signal-delivery
   // stop passes the signal on unless cmc answers it; other event stops
   // resume with no signal.
@@ -277,7 +268,25 @@ Session::on_stop(const WaitStatus &status) {
     signal = *deliver;
   }
   proceed(self, Next::kRun, signal);
-  return std::optional<executor::Fault>();
+  return {};
+}
+
+Result<void> Session::on_exec(pid_t tid, Thread &self) {
+  if (program_fixed_)
+    return exec_error(tracee_.pid());
+  // execve killed the other threads; each ends without a stop (the one
+  // that called it, now the leader, under its old id without a report).
+  std::erase_if(threads_,
+                [&](const auto &entry) { return entry.first != tid; });
+  self.waiting.reset();
+  self.awaiting_exit = false;
+  // A new program, with a new vDSO and auxiliary vector.
+  if (watcher_ != nullptr)
+    watcher_->new_program();
+  if (auto controlled = take_control(); !controlled)
+    return controlled.error();
+  proceed(self, Next::kRun);
+  return {};
 }
 
 // At the creator's clone, fork or vfork stop. A new thread may have

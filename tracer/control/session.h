@@ -151,6 +151,11 @@ private:
   // Handles a stop of the focused thread; a Fault when the target ended.
   [[nodiscard]] Result<std::optional<executor::Fault>>
   on_stop(const WaitStatus &status);
+  // The same for a stop of thread tid (self) that is not its end.
+  [[nodiscard]] Result<void> on_thread_stop(pid_t tid, Thread &self,
+                                            const WaitStatus &status);
+  // At the stop of thread tid (self) after a successful execve.
+  [[nodiscard]] Result<void> on_exec(pid_t tid, Thread &self);
   [[nodiscard]] Result<std::optional<executor::Fault>> on_new_task(int event);
   // The focused thread, registered when it is new (a clone whose event has
   // not been seen yet); nullptr for a process the target forked.

@@ -205,6 +205,35 @@ Result<std::string> read_proc(const std::string &path) {
   return text;
 }
 
+// The pipe of the target's stdout and stderr: [0] cmc's end, [1] the
+// target's.
+Result<std::array<UniqueFd, 2>> output_pipe() {
+  std::array<int, 2> output{};
+  // Only cmc's end is non-blocking: the target's stdout and stderr block
+  // as a pipe to a reader would (a target may check, as some loggers do).
+  if (pipe2(output.data(), O_CLOEXEC) != 0)
+    return Error{
+        fmt::format("cannot prepare the launch: {}", std::strerror(errno))};
+  std::array<UniqueFd, 2> ends{UniqueFd(output[0]), UniqueFd(output[1])};
+  if (fcntl(ends[0].get(), F_SETFL, O_NONBLOCK) != 0)
+    return Error{
+        fmt::format("cannot prepare the launch: {}", std::strerror(errno))};
+  // Room for a step's worth of logging: a target blocked on a full pipe
+  // does not become quiescent (a hang), so cmc drains it after each step.
+  fcntl(ends[1].get(), F_SETPIPE_SZ, kOutputPipeSize);
+  return ends;
+}
+
+// The plan's bind mounts and argv, pointing into files and spec.
+void add_mounts_and_argv(ChildPlan &plan, const RunFiles &files,
+                         const LaunchSpec &spec) {
+  for (const WritableCopy &mount : files.mounts())
+    plan.mounts.emplace_back(mount.copy.c_str(), mount.path.c_str());
+  for (const std::string &arg : spec.argv)
+    plan.argv.push_back(const_cast<char *>(arg.c_str()));
+  plan.argv.push_back(nullptr);
+}
+
 } // namespace
 
 Tracee::Tracee(pid_t pid)
@@ -263,20 +292,10 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec,
   if (!files)
     return files.error();
   const std::string program = std::filesystem::absolute(spec.program);
-  std::array<int, 2> output{};
-  // Only cmc's end is non-blocking: the target's stdout and stderr block
-  // as a pipe to a reader would (a target may check, as some loggers do).
-  if (pipe2(output.data(), O_CLOEXEC) != 0)
-    return Error{
-        fmt::format("cannot prepare the launch: {}", std::strerror(errno))};
-  UniqueFd output_read(output[0]);
-  UniqueFd output_write(output[1]);
-  if (fcntl(output_read.get(), F_SETFL, O_NONBLOCK) != 0)
-    return Error{
-        fmt::format("cannot prepare the launch: {}", std::strerror(errno))};
-  // Room for a step's worth of logging: a target blocked on a full pipe
-  // does not become quiescent (a hang), so cmc drains it after each step.
-  fcntl(output_write.get(), F_SETPIPE_SZ, kOutputPipeSize);
+  auto output = output_pipe();
+  if (!output)
+    return output.error();
+  auto &[output_read, output_write] = *output;
   ChildPlan plan{program.c_str(),
                  {},
                  environment.data(),
@@ -290,11 +309,7 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec,
                  spec.show_output,
                  spec.netns,
                  filter.program != nullptr ? filter.program : &built_fprog};
-  for (const WritableCopy &mount : files->mounts())
-    plan.mounts.emplace_back(mount.copy.c_str(), mount.path.c_str());
-  for (const std::string &arg : spec.argv)
-    plan.argv.push_back(const_cast<char *>(arg.c_str()));
-  plan.argv.push_back(nullptr);
+  add_mounts_and_argv(plan, *files, spec);
 
   // The child's stack until it execs; one per thread, reused.
   alignas(16) thread_local std::array<char, std::size_t{64} * 1024> stack;
@@ -306,25 +321,31 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec,
   tracee->output_ = std::move(output_read);
   report_write.reset();
   output_write.reset();
+  if (auto started = tracee->await_exec(spec, report_read.get()); !started)
+    return started.error();
+  return tracee;
+}
+
+Result<void> Tracee::await_exec(const LaunchSpec &spec, int report_fd) {
   // Without options yet, the successful execve stops the child with a plain
   // SIGTRAP before the target's first instruction.
-  auto status = sys::wait_for(*pid);
+  auto status = sys::wait_for(pid_);
   if (!status)
     return status.error();
   if (status->gone()) {
-    tracee->reaped_ = true;
-    return child_error(spec, report_read.get(), *status);
+    reaped_ = true;
+    return child_error(spec, report_fd, *status);
   }
   if (!status->stopped() || status->stop_signal() != SIGTRAP)
     return Error{fmt::format("cannot start {}: unexpected stop {} after exec",
                              spec.program, signal_name(status->stop_signal()))};
-  if (auto set = sys::set_options(*pid); !set)
+  if (auto set = sys::set_options(pid_); !set)
     return set.error();
-  auto pidfd = sys::pidfd_open(*pid);
+  auto pidfd = sys::pidfd_open(pid_);
   if (!pidfd)
     return pidfd.error();
-  tracee->pidfd_ = std::move(*pidfd);
-  return tracee;
+  pidfd_ = std::move(*pidfd);
+  return {};
 }
 
 void Tracee::resume(int signal, bool to_syscall_stop) {

@@ -187,6 +187,10 @@ public:
 
 private:
   explicit Tracee(pid_t pid);
+  // After spawn's clone: waits for the child's stop after its execve and
+  // sets it up for tracing; else the Error of its launch (report_fd: the
+  // child's report of the step that failed).
+  [[nodiscard]] Result<void> await_exec(const LaunchSpec &spec, int report_fd);
   // The focused thread ended (status) in a call cmc injected.
   [[nodiscard]] Error died_in_call(const WaitStatus &status);
   // The next stop of the focused thread after a resume of cmc's own; an
