@@ -21,8 +21,8 @@
 #include "decoder/elf_file.h"
 #include "decoder/region.h"
 #include "search/breadth_first.h"
-#include "tracer/process_executor.h"
-#include "tracer/watchdog.h"
+#include "tracer/backend/process_executor.h"
+#include "tracer/process/watchdog.h"
 #include "util/duration.h"
 #include "util/user_error.h"
 
@@ -31,23 +31,23 @@ namespace {
 
 // What a state is: --dedup, by default the regions when there are some,
 // else the whole process.
-tracer::StateKind state_kind(const CheckOptions &options) {
+executor::StateKind state_kind(const CheckOptions &options) {
   const bool regions = !options.target.regions.empty();
   const std::string &dedup =
       options.dedup.empty() ? (regions ? "regions" : "process") : options.dedup;
   if (dedup == "raw")
-    return tracer::StateKind::kRaw;
+    return executor::StateKind::kRaw;
   if (dedup == "process")
-    return tracer::StateKind::kProcess;
+    return executor::StateKind::kProcess;
   if (dedup == "path") {
     if (!options.max_depth)
       usage("--dedup path needs --max-depth: with no merges the tree of "
             "paths has no end");
-    return tracer::StateKind::kPath;
+    return executor::StateKind::kPath;
   }
   if (!regions)
     usage("--dedup regions needs a --region: the regions are then the state");
-  return tracer::StateKind::kRegions;
+  return executor::StateKind::kRegions;
 }
 
 // The bytes of saved states each worker keeps: --snapshot-memory, by
@@ -77,8 +77,8 @@ check_spec(const CheckOptions &options) {
                       options.target.invariant));
   if (options.target.tick.empty() && options.max_ticks)
     usage("--max-ticks needs --tick");
-  const tracer::StateKind state = state_kind(options);
-  if (options.strict && state != tracer::StateKind::kRegions)
+  const executor::StateKind state = state_kind(options);
+  if (options.strict && state != executor::StateKind::kRegions)
     usage("--strict needs --dedup regions: only the region abstraction "
           "merges states that differ elsewhere");
   auto spec = target_spec(options.target);
@@ -90,7 +90,7 @@ check_spec(const CheckOptions &options) {
                       *options.max_ticks, options.target.tick));
   spec->state = state;
   // Every merge of regions is audited against the whole process.
-  spec->audit = state == tracer::StateKind::kRegions;
+  spec->audit = state == executor::StateKind::kRegions;
   // A restored run checked against replays that agree with each other
   // but not with it, where the bytes were volatile all along, now and
   // then stopped such a check (Snapshots tests, 2 of 14 runs on a loaded
@@ -163,7 +163,7 @@ search::Options search_options(const CheckOptions &options,
 void print_banner(const CheckOptions &options, const tracer::TargetSpec &spec,
                   const search::Options &search) {
   std::string state(state_name(spec.state));
-  if (spec.state == tracer::StateKind::kRegions) {
+  if (spec.state == executor::StateKind::kRegions) {
     std::vector<std::string> regions;
     for (const decoder::Region &region : spec.regions)
       regions.push_back(region.name);
@@ -190,7 +190,7 @@ void print_banner(const CheckOptions &options, const tracer::TargetSpec &spec,
 void print_replay(std::FILE *out, const CheckOptions &options,
                   const search::Report &report, const StepNames &names) {
   std::vector<Step> steps;
-  for (const tracer::ActionId action : report.counterexample)
+  for (const executor::ActionId action : report.counterexample)
     steps.push_back(step_of(*names.spec, action));
   fmt::print(out, "replay it: {}\n",
              replay_command_line(options.target, steps));

@@ -25,7 +25,7 @@ nlohmann::json replayed_counterexample(const search::Report &report,
                                        const StepNames &names,
                                        const search::Property &property) {
   std::vector<Step> steps;
-  for (const tracer::ActionId action : report.counterexample)
+  for (const executor::ActionId action : report.counterexample)
     steps.push_back(step_of(*names.spec, action));
   tracer::SyscallTrace trace(false);
   QuietWatcher watcher;

@@ -13,7 +13,7 @@
 
 #include "app/explorer.h"
 #include "app/interrupts.h"
-#include "tracer/watchdog.h"
+#include "tracer/process/watchdog.h"
 #include "util/user_error.h"
 
 namespace cmc::app {

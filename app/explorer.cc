@@ -12,7 +12,7 @@
 #include "app/scan_command.h"
 #include "app/step_report.h"
 #include "decoder/syscall_scan.h"
-#include "tracer/watchdog.h"
+#include "tracer/process/watchdog.h"
 #include "util/duration.h"
 #include "util/escape.h"
 #include "util/user_error.h"
@@ -66,9 +66,9 @@ void print_registers(const user_regs_struct &regs) {
              regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9);
 }
 
-void print_frames(const std::vector<tracer::Frame> &frames) {
+void print_frames(const std::vector<executor::Frame> &frames) {
   for (std::size_t i = 0; i < frames.size(); ++i)
-    fmt::print("  #{} {}\n", i, tracer::describe(frames[i]));
+    fmt::print("  #{} {}\n", i, executor::describe(frames[i]));
 }
 
 void hex_dump(std::span<const std::byte> bytes) {
@@ -165,12 +165,12 @@ private:
                        : "");
     // The step's time does not run while the user looks.
     tracee.lease().pause();
-    prompt(call ? call->backtrace : std::vector<tracer::Frame>{}, regs);
+    prompt(call ? call->backtrace : std::vector<executor::Frame>{}, regs);
     tracee.lease().resume();
   }
 
   // Reads commands at a catchpoint until one goes on with the step.
-  void prompt(const std::vector<tracer::Frame> &backtrace,
+  void prompt(const std::vector<executor::Frame> &backtrace,
               const user_regs_struct &regs) {
     while (true) {
       const auto line = read_line_("(cmc catch) ");
@@ -302,7 +302,7 @@ void Explorer::take(const Step &step, bool quiet) {
   received_.push_back(std::move(received));
   if (quiet)
     return;
-  const std::vector<tracer::ActionId> path = actions();
+  const std::vector<executor::ActionId> path = actions();
   if (auto violation = property_->check_last_step({path, states_, received_}))
     fmt::print("violated: {}\n", *violation);
 }
@@ -401,7 +401,7 @@ void Explorer::send(const std::string &argument) {
     return;
   }
   take_next(
-      {step_of(*spec_, static_cast<tracer::ActionId>(number - 1)), {}, ""});
+      {step_of(*spec_, static_cast<executor::ActionId>(number - 1)), {}, ""});
 }
 
 app::Step Explorer::text_step(const std::string &argument) const {
@@ -476,7 +476,7 @@ void Explorer::show_state() const {
     fmt::print("error: {}\n", files.error().message);
     return;
   }
-  for (const tracer::FileDigest &file : *files)
+  for (const executor::FileDigest &file : *files)
     fmt::print("file {} (hash {:016x})\n", file.name, file.hash);
   fmt::print("fingerprint {} after {} step{}\n",
              run_->fingerprint(*state, *files).hex(), path_.size(),
@@ -540,8 +540,8 @@ void Explorer::back() {
   fmt::print("back at step {} (replayed)\n", path_.size());
 }
 
-std::vector<tracer::ActionId> Explorer::actions() const {
-  std::vector<tracer::ActionId> actions;
+std::vector<executor::ActionId> Explorer::actions() const {
+  std::vector<executor::ActionId> actions;
   for (const Step &step : path_)
     actions.push_back(action_of(*spec_, step.what));
   return actions;

@@ -11,10 +11,10 @@
 #include "app/site_marks.h"
 #include "app/target_options.h"
 #include "app/trace_output.h"
-#include "tracer/network_namespace.h"
-#include "tracer/site_log.h"
-#include "tracer/syscall_trace.h"
-#include "tracer/target_run.h"
+#include "tracer/control/target_run.h"
+#include "tracer/sandbox/network_namespace.h"
+#include "tracer/syscalls/site_log.h"
+#include "tracer/syscalls/syscall_trace.h"
 
 namespace cmc::app {
 
@@ -75,7 +75,7 @@ private:
   void back();
   void show_path() const;
   // The path's steps as actions of the spec, for the property.
-  [[nodiscard]] std::vector<tracer::ActionId> actions() const;
+  [[nodiscard]] std::vector<executor::ActionId> actions() const;
 
   TargetOptions options_;
   std::shared_ptr<tracer::TargetSpec> spec_;

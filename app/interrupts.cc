@@ -8,7 +8,7 @@
 #include <mutex>
 #include <thread>
 
-#include "tracer/watchdog.h"
+#include "tracer/process/watchdog.h"
 
 namespace cmc::app {
 namespace {

@@ -3,7 +3,7 @@
 #include <span>
 
 #include "app/target_options.h"
-#include "tracer/network_namespace.h"
+#include "tracer/sandbox/network_namespace.h"
 #include "util/user_error.h"
 
 namespace cmc::app {
@@ -52,7 +52,7 @@ nlohmann::json outcome_json(const tracer::TargetSpec &spec, const Step &step,
 // Takes the step of action; reads the state after it unless the target
 // died by it.
 StepOutcome take_step(tracer::TargetRun &run, tracer::SyscallTrace &trace,
-                      const tracer::TargetSpec &spec, tracer::ActionId action,
+                      const tracer::TargetSpec &spec, executor::ActionId action,
                       std::size_t i, Seen &seen) {
   StepOutcome outcome;
   outcome.step = i;
@@ -83,7 +83,7 @@ StepOutcome take_step(tracer::TargetRun &run, tracer::SyscallTrace &trace,
 
 PathReplay replay_path(const tracer::TargetSpec &spec,
                        const std::vector<Step> &steps,
-                       const std::vector<tracer::ActionId> &actions,
+                       const std::vector<executor::ActionId> &actions,
                        const std::string &tick,
                        const search::Property &property,
                        tracer::SyscallTrace &trace, ReplayWatcher &watcher) {
@@ -107,7 +107,7 @@ PathReplay replay_path(const tracer::TargetSpec &spec,
     if (outcome.fault) {
       violation = outcome.fault->violation();
     } else {
-      const std::span<const tracer::ActionId> path(actions.data(), i + 1);
+      const std::span<const executor::ActionId> path(actions.data(), i + 1);
       violation = property.check_last_step({path, seen.states, seen.received});
     }
     if (violation) {

@@ -10,8 +10,8 @@
 #include "app/report.h"
 #include "app/step_report.h"
 #include "search/property.h"
-#include "tracer/syscall_trace.h"
-#include "tracer/target_run.h"
+#include "tracer/control/target_run.h"
+#include "tracer/syscalls/syscall_trace.h"
 
 namespace cmc::app {
 
@@ -22,9 +22,9 @@ struct StepOutcome {
   // The call the target waits in once the step ended; none when it died.
   std::optional<tracer::TracedCall> waiting_in;
   std::vector<std::string> received; // by client
-  tracer::StepEffects effects;
-  std::optional<tracer::Fault> fault; // the target died by the step
-  std::vector<ByteChange> changes;    // of the regions; none when it died
+  executor::StepEffects effects;
+  std::optional<executor::Fault> fault; // the target died by the step
+  std::vector<ByteChange> changes;      // of the regions; none when it died
 };
 
 // Sees a replay as it goes: `cmc replay` prints every step before the next
@@ -54,7 +54,7 @@ struct PathReplay {
 // UserError when the target cannot be run.
 [[nodiscard]] PathReplay
 replay_path(const tracer::TargetSpec &spec, const std::vector<Step> &steps,
-            const std::vector<tracer::ActionId> &actions,
+            const std::vector<executor::ActionId> &actions,
             const std::string &tick, const search::Property &property,
             tracer::SyscallTrace &trace, ReplayWatcher &watcher);
 

@@ -17,8 +17,9 @@
 
 #include <fmt/format.h>
 
-#include "tracer/wait_status.h"
+#include "tracer/process/wait_status.h"
 #include "util/duration.h"
+#include "util/signal_name.h"
 
 namespace cmc::app {
 namespace {
@@ -185,7 +186,7 @@ Error PluginHost::ended() {
     return Error{
         fmt::format("did not answer within {}", format_duration(limit_))};
   if (status.killed())
-    return Error{"crashed with " + tracer::signal_name(status.term_signal())};
+    return Error{"crashed with " + signal_name(status.term_signal())};
   return Error{fmt::format("exited with status {}", status.exit_status())};
 }
 

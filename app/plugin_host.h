@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "app/plugin_wire.h"
-#include "tracer/watchdog.h"
+#include "tracer/process/watchdog.h"
 #include "util/result.h"
 #include "util/unique_fd.h"
 

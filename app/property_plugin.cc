@@ -22,7 +22,8 @@ cmc_bytes bytes_of(const std::string &text) {
 }
 
 // What a step of the alphabet is, in the plugin's terms.
-cmc_step plugin_step(const tracer::TargetSpec &spec, tracer::ActionId action) {
+cmc_step plugin_step(const tracer::TargetSpec &spec,
+                     executor::ActionId action) {
   cmc_step step{};
   if (spec.tick && action == spec.tick_action()) {
     step.kind = CMC_STEP_TICK;
@@ -87,10 +88,10 @@ void PluginProperty::fail(const Error &error, const std::string &when) const {
 }
 
 std::string
-PluginProperty::path_text(std::span<const tracer::ActionId> path) const {
+PluginProperty::path_text(std::span<const executor::ActionId> path) const {
   const std::string tick = spec_->tick ? format_duration(*spec_->tick) : "";
   std::vector<std::string> steps;
-  for (const tracer::ActionId action : path)
+  for (const executor::ActionId action : path)
     steps.push_back(step_text(step_of(*spec_, action), tick));
   return fmt::format("[{}]", fmt::join(steps, ", "));
 }

@@ -9,7 +9,7 @@
 
 #include "app/plugin_host.h"
 #include "search/property.h"
-#include "tracer/target_run.h"
+#include "tracer/control/target_run.h"
 
 namespace cmc::app {
 
@@ -46,7 +46,7 @@ private:
   [[nodiscard]] std::unique_ptr<PluginHost> take_host() const;
   [[noreturn]] void fail(const Error &error, const std::string &when) const;
   [[nodiscard]] std::string
-  path_text(std::span<const tracer::ActionId> path) const;
+  path_text(std::span<const executor::ActionId> path) const;
 
   std::string path_;
   std::string host_program_;

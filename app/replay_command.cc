@@ -17,9 +17,9 @@
 #include "app/report_reader.h"
 #include "app/step_report.h"
 #include "search/property.h"
-#include "tracer/network_namespace.h"
-#include "tracer/syscall_trace.h"
-#include "tracer/target_run.h"
+#include "tracer/control/target_run.h"
+#include "tracer/sandbox/network_namespace.h"
+#include "tracer/syscalls/syscall_trace.h"
 #include "util/escape.h"
 #include "util/fingerprint.h"
 #include "util/unique_fd.h"
@@ -183,14 +183,14 @@ Plan plan_of(const ReplayOptions &options) {
 
 // The alphabet of the steps (their clients, messages, disconnects), and
 // each step's action in it.
-std::vector<tracer::ActionId> actions_of(const std::vector<Step> &steps,
-                                         tracer::TargetSpec &spec) {
+std::vector<executor::ActionId> actions_of(const std::vector<Step> &steps,
+                                           tracer::TargetSpec &spec) {
   spec.messages.clear();
   spec.client_of.clear();
   for (const Step &step : steps)
     if (step.kind != Step::Kind::kTick)
       (void)action_of(spec, step); // the whole alphabet first
-  std::vector<tracer::ActionId> actions;
+  std::vector<executor::ActionId> actions;
   for (const Step &step : steps)
     actions.push_back(action_of(spec, step));
   return actions;

@@ -26,13 +26,13 @@ double per_second(std::size_t count, double seconds) {
   return seconds > 0 ? static_cast<double>(count) / seconds : 0.0;
 }
 
-std::string_view via_name(tracer::Via via) {
+std::string_view via_name(executor::Via via) {
   switch (via) {
-  case tracer::Via::kSyscall:
+  case executor::Via::kSyscall:
     return "syscall";
-  case tracer::Via::kVdso:
+  case executor::Via::kVdso:
     return "vdso";
-  case tracer::Via::kOther:
+  case executor::Via::kOther:
     return "other";
   }
   return "";
@@ -40,29 +40,29 @@ std::string_view via_name(tracer::Via via) {
 
 // Calls visit(info, via, control) for every source used, in table order.
 template <typename Visit>
-void for_each_used(const tracer::Sources &sources, Visit visit) {
+void for_each_used(const executor::Sources &sources, Visit visit) {
   for (std::size_t row = 0;
-       row < static_cast<std::size_t>(tracer::Source::kCount); ++row) {
-    const auto source = static_cast<tracer::Source>(row);
+       row < static_cast<std::size_t>(executor::Source::kCount); ++row) {
+    const auto source = static_cast<executor::Source>(row);
     for (const auto via :
-         {tracer::Via::kSyscall, tracer::Via::kVdso, tracer::Via::kOther})
+         {executor::Via::kSyscall, executor::Via::kVdso, executor::Via::kOther})
       if (sources.used(source, via))
-        visit(tracer::source_info(source), via,
-              tracer::control_text(source, sources));
+        visit(executor::source_info(source), via,
+              executor::control_text(source, sources));
   }
 }
 
 } // namespace
 
-std::string_view state_name(tracer::StateKind state) {
+std::string_view state_name(executor::StateKind state) {
   switch (state) {
-  case tracer::StateKind::kProcess:
+  case executor::StateKind::kProcess:
     return "process";
-  case tracer::StateKind::kRaw:
+  case executor::StateKind::kRaw:
     return "raw";
-  case tracer::StateKind::kPath:
+  case executor::StateKind::kPath:
     return "path";
-  case tracer::StateKind::kRegions:
+  case executor::StateKind::kRegions:
     break;
   }
   return "regions";
@@ -95,7 +95,7 @@ void print_state_kind(std::FILE *out, const search::Report &report,
                       const StepNames &names) {
   const tracer::TargetSpec &spec = *names.spec;
   std::string text;
-  if (spec.state == tracer::StateKind::kRegions) {
+  if (spec.state == executor::StateKind::kRegions) {
     std::vector<std::string> regions;
     for (const decoder::Region &region : spec.regions)
       regions.push_back(region.name);
@@ -106,12 +106,12 @@ void print_state_kind(std::FILE *out, const search::Report &report,
                           "process, {} lossy",
                           report.abstraction->merges, report.dedup_merges,
                           report.abstraction->lossy_merges);
-  } else if (spec.state == tracer::StateKind::kPath) {
+  } else if (spec.state == executor::StateKind::kPath) {
     text = "each path (--dedup path: nothing merges)";
   } else {
     text = fmt::format(
         "the whole process{} (--dedup {})",
-        spec.state == tracer::StateKind::kRaw ? ", every byte as read" : "",
+        spec.state == executor::StateKind::kRaw ? ", every byte as read" : "",
         state_name(spec.state));
   }
   if (!report.heap.allocator.empty())
@@ -124,17 +124,17 @@ void print_state_kind(std::FILE *out, const search::Report &report,
 }
 
 std::string path_text(const StepNames &names,
-                      std::span<const tracer::ActionId> path) {
+                      std::span<const executor::ActionId> path) {
   std::vector<std::string> steps;
-  for (const tracer::ActionId action : path)
+  for (const executor::ActionId action : path)
     steps.push_back(step_text(step_of(*names.spec, action), names.tick));
   return fmt::format("[{}]", fmt::join(steps, ", "));
 }
 
 nlohmann::json path_json(const StepNames &names,
-                         std::span<const tracer::ActionId> path) {
+                         std::span<const executor::ActionId> path) {
   nlohmann::json steps = nlohmann::json::array();
-  for (const tracer::ActionId action : path)
+  for (const executor::ActionId action : path)
     steps.push_back(step_json(step_of(*names.spec, action), names.tick));
   return steps;
 }
@@ -308,7 +308,7 @@ std::string lossy_merges(const search::Report &report, const StepNames &names) {
 
 } // namespace
 
-Step step_of(const tracer::TargetSpec &spec, tracer::ActionId action) {
+Step step_of(const tracer::TargetSpec &spec, executor::ActionId action) {
   const auto client_name = [&](std::size_t client) {
     return spec.clients.empty() ? std::string() : spec.clients.at(client);
   };
@@ -321,21 +321,21 @@ Step step_of(const tracer::TargetSpec &spec, tracer::ActionId action) {
           spec.messages.at(action)};
 }
 
-tracer::ActionId action_of(tracer::TargetSpec &spec, const Step &step) {
+executor::ActionId action_of(tracer::TargetSpec &spec, const Step &step) {
   if (step.kind == Step::Kind::kTick)
     return spec.tick_action();
   const std::size_t client = client_index(spec, step.client);
   if (step.kind == Step::Kind::kDisconnect) {
     spec.disconnect = true;
-    return static_cast<tracer::ActionId>(spec.first_disconnect() + client);
+    return static_cast<executor::ActionId>(spec.first_disconnect() + client);
   }
   for (std::size_t i = 0; i < spec.messages.size(); ++i)
     if (spec.messages[i] == step.message && spec.client_of_message(i) == client)
-      return static_cast<tracer::ActionId>(i);
+      return static_cast<executor::ActionId>(i);
   spec.messages.push_back(step.message);
   if (!spec.clients.empty())
     spec.client_of.push_back(client);
-  return static_cast<tracer::ActionId>(spec.messages.size() - 1);
+  return static_cast<executor::ActionId>(spec.messages.size() - 1);
 }
 
 nlohmann::json step_json(const Step &step, const std::string &tick) {
@@ -430,25 +430,26 @@ nlohmann::json report_json(const search::Report &report,
       {"replay", nullptr},
   });
   json["backtrace"] = nlohmann::json::array();
-  for (const tracer::Frame &frame : report.backtrace)
-    json["backtrace"].push_back(tracer::describe(frame));
+  for (const executor::Frame &frame : report.backtrace)
+    json["backtrace"].push_back(executor::describe(frame));
   add_sources_json(json, report.sources);
   return json;
 }
 
 void add_effects_json(nlohmann::json &step,
-                      const tracer::StepEffects &effects) {
+                      const executor::StepEffects &effects) {
   if (effects.read_short())
     step["read"] = effects.read ? nlohmann::json(*effects.read) : nullptr;
   if (!effects.closed.empty())
     step["closed_by_server"] = effects.closed;
 }
 
-void add_sources_json(nlohmann::json &report, const tracer::Sources &sources) {
+void add_sources_json(nlohmann::json &report,
+                      const executor::Sources &sources) {
   nlohmann::json controlled = nlohmann::json::array();
   nlohmann::json uncontrolled = nlohmann::json::array();
-  for_each_used(sources, [&](const tracer::SourceInfo &info, tracer::Via via,
-                             const std::string &control) {
+  for_each_used(sources, [&](const executor::SourceInfo &info,
+                             executor::Via via, const std::string &control) {
     (info.controlled ? controlled : uncontrolled)
         .push_back({{"source", info.name},
                     {"via", via_name(via)},
@@ -458,20 +459,20 @@ void add_sources_json(nlohmann::json &report, const tracer::Sources &sources) {
   report["uncontrolled"] = uncontrolled;
 }
 
-void print_backtrace(std::FILE *out, const std::vector<tracer::Frame> &frames,
+void print_backtrace(std::FILE *out, const std::vector<executor::Frame> &frames,
                      std::size_t at_most) {
   for (std::size_t i = 0; i < std::min(frames.size(), at_most); ++i)
     fmt::print(out, "  {} #{} {}\n", i == 0 ? "at" : "  ", i,
-               tracer::describe(frames[i]));
+               executor::describe(frames[i]));
   if (frames.size() > at_most)
     fmt::print(out, "     ...\n");
 }
 
-void print_sources(std::FILE *out, const tracer::Sources &sources) {
+void print_sources(std::FILE *out, const executor::Sources &sources) {
   fmt::print(out, "time and randomness:{}\n",
-             sources == tracer::Sources{} ? " none used" : "");
-  for_each_used(sources, [&](const tracer::SourceInfo &info, tracer::Via via,
-                             const std::string &control) {
+             sources == executor::Sources{} ? " none used" : "");
+  for_each_used(sources, [&](const executor::SourceInfo &info,
+                             executor::Via via, const std::string &control) {
     fmt::print(out, "  {}{} ({}): {}\n",
                info.controlled ? "" : "NOT CONTROLLED: ", info.name,
                via_name(via), control);

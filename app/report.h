@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "search/breadth_first.h"
-#include "tracer/target_run.h"
+#include "tracer/control/target_run.h"
 
 namespace cmc::app {
 
@@ -25,13 +25,13 @@ struct Step {
 
 // The step that action is in the alphabet of spec.
 [[nodiscard]] Step step_of(const tracer::TargetSpec &spec,
-                           tracer::ActionId action);
+                           executor::ActionId action);
 // The action that step is in the alphabet of spec (the inverse of
 // step_of). A client or message spec lacks is added to it, and a
 // disconnect turns spec.disconnect on: each addition moves the disconnect
 // and tick actions, so an action of those is good until the next one.
-[[nodiscard]] tracer::ActionId action_of(tracer::TargetSpec &spec,
-                                         const Step &step);
+[[nodiscard]] executor::ActionId action_of(tracer::TargetSpec &spec,
+                                           const Step &step);
 // {"client": "A", "send": "LOCK\n"}, {"tick": "10s"}, ...
 [[nodiscard]] nlohmann::json step_json(const Step &step,
                                        const std::string &tick);
@@ -59,7 +59,7 @@ struct StepNames {
                                              const StepNames &names);
 
 // "regions", "process", "raw" or "path": --dedup's name of the state kind.
-[[nodiscard]] std::string_view state_name(tracer::StateKind state);
+[[nodiscard]] std::string_view state_name(executor::StateKind state);
 
 // The version of the JSON reports' format (docs/report-format.md): one
 // more when a key goes away or changes its meaning, not when one is added.
@@ -80,13 +80,14 @@ inline constexpr int kReportFormatVersion = 1;
 // A step's "read" when the target did not read all of its message (the
 // bytes it read, null: not known) and "closed_by_server" (the clients whose
 // connection the target closed).
-void add_effects_json(nlohmann::json &step, const tracer::StepEffects &effects);
+void add_effects_json(nlohmann::json &step,
+                      const executor::StepEffects &effects);
 
 // The "sources" and "uncontrolled" fields: each source of time or
 // randomness used, how it was reached and how cmc controlled it.
-void add_sources_json(nlohmann::json &report, const tracer::Sources &sources);
+void add_sources_json(nlohmann::json &report, const executor::Sources &sources);
 // The same as the "time and randomness:" section of a text report.
-void print_sources(std::FILE *out, const tracer::Sources &sources);
+void print_sources(std::FILE *out, const executor::Sources &sources);
 
 // A file an option writes (--json, --html): a path, "-" for stdout, ""
 // nowhere. The file is created when this is made, so a path that cannot be
@@ -126,7 +127,7 @@ private:
 
 // Where a crash hit: "  at #0 crash+0x1c (misbehave.c:80)", then the
 // callers, at most at_most frames.
-void print_backtrace(std::FILE *out, const std::vector<tracer::Frame> &frames,
+void print_backtrace(std::FILE *out, const std::vector<executor::Frame> &frames,
                      std::size_t at_most);
 
 // The human-readable summary.

@@ -18,7 +18,7 @@
 #include "decoder/elf_file.h"
 #include "decoder/library_search.h"
 #include "decoder/syscall_scan.h"
-#include "tracer/site_run.h"
+#include "tracer/control/site_run.h"
 #include "util/user_error.h"
 
 namespace cmc::app {

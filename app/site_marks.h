@@ -7,7 +7,7 @@
 #include "decoder/elf_file.h"
 #include "decoder/proc_maps.h"
 #include "decoder/syscall_scan.h"
-#include "tracer/site_log.h"
+#include "tracer/syscalls/site_log.h"
 
 namespace cmc::app {
 

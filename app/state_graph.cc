@@ -25,10 +25,10 @@ constexpr std::size_t kChangesShown = 8;
 // action) order.
 std::vector<std::size_t>
 path_edges(const StateGraph &graph,
-           std::span<const tracer::ActionId> counterexample) {
+           std::span<const executor::ActionId> counterexample) {
   std::vector<std::size_t> path;
   std::uint32_t state = 0;
-  for (const tracer::ActionId action : counterexample) {
+  for (const executor::ActionId action : counterexample) {
     CMC_CHECK(state != GraphEdge::kNoState,
               "a counterexample goes on after a step that reached no state");
     const auto at = std::lower_bound(
@@ -97,13 +97,13 @@ state_lines(const std::vector<search::ChangedByte> &changes,
             const StepNames &names,
             const std::vector<search::RegionLayout> &layout) {
   switch (names.spec->state) {
-  case tracer::StateKind::kProcess:
+  case executor::StateKind::kProcess:
     return {"whole process"};
-  case tracer::StateKind::kRaw:
+  case executor::StateKind::kRaw:
     return {"whole process, raw"};
-  case tracer::StateKind::kPath:
+  case executor::StateKind::kPath:
     return {"its own path"};
-  case tracer::StateKind::kRegions:
+  case executor::StateKind::kRegions:
     break;
   }
   std::vector<std::string> lines;
@@ -200,7 +200,7 @@ std::string graph_label(const search::Report &report, const GraphView &view,
 } // namespace
 
 GraphView graph_view(const StateGraph &graph,
-                     std::span<const tracer::ActionId> counterexample,
+                     std::span<const executor::ActionId> counterexample,
                      std::size_t limit) {
   const std::size_t states = graph.changes.size();
   GraphView view;

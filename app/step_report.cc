@@ -23,7 +23,7 @@ void print_calls(const std::vector<tracer::TracedCall> &calls,
                    : fmt::format("  [vDSO {}]", call.vdso_function));
     for (std::size_t i = 0; i < call.backtrace.size(); ++i)
       fmt::print(file, "{}    #{} {}\n", indent, i,
-                 tracer::describe(call.backtrace[i]));
+                 executor::describe(call.backtrace[i]));
   }
 }
 
@@ -112,7 +112,7 @@ std::string client_name(const tracer::TargetSpec &spec, std::size_t client) {
   return spec.clients.empty() ? "the client" : spec.clients.at(client);
 }
 
-bool dropped(const tracer::StepEffects &effects, std::size_t client) {
+bool dropped(const executor::StepEffects &effects, std::size_t client) {
   return std::find(effects.dropped.begin(), effects.dropped.end(), client) !=
          effects.dropped.end();
 }
@@ -120,7 +120,7 @@ bool dropped(const tracer::StepEffects &effects, std::size_t client) {
 } // namespace
 
 void print_effects(std::FILE *out, const tracer::TargetSpec &spec,
-                   const tracer::StepEffects &effects, bool always) {
+                   const executor::StepEffects &effects, bool always) {
   if (effects.read_short() || (always && effects.read_whole())) {
     if (effects.read)
       fmt::print(out, "  read: {} of {} bytes of the message\n", *effects.read,
@@ -138,7 +138,7 @@ void print_effects(std::FILE *out, const tracer::TargetSpec &spec,
 }
 
 std::string effects_note(const tracer::TargetSpec &spec,
-                         const tracer::StepEffects &effects) {
+                         const executor::StepEffects &effects) {
   std::vector<std::string> notes;
   if (effects.read_short())
     notes.push_back(effects.read ? fmt::format("target read {} of {} bytes",

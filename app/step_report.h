@@ -11,8 +11,8 @@
 #include "app/trace_output.h"
 #include "search/property.h"
 #include "search/state_graph.h"
-#include "tracer/syscall_trace.h"
-#include "tracer/target_run.h"
+#include "tracer/control/target_run.h"
+#include "tracer/syscalls/syscall_trace.h"
 
 namespace cmc::app {
 
@@ -67,10 +67,10 @@ void print_responses(std::FILE *out, const tracer::TargetSpec &spec,
 // whole, when not always), and a line per connection the target closed:
 // "  closed by the server: A (bytes it never read were dropped)".
 void print_effects(std::FILE *out, const tracer::TargetSpec &spec,
-                   const tracer::StepEffects &effects, bool always);
+                   const executor::StepEffects &effects, bool always);
 
 // "closed by the server" and the like, for a step line: "" if nothing.
 [[nodiscard]] std::string effects_note(const tracer::TargetSpec &spec,
-                                       const tracer::StepEffects &effects);
+                                       const executor::StepEffects &effects);
 
 } // namespace cmc::app

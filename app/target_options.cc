@@ -228,7 +228,7 @@ std::shared_ptr<tracer::TargetSpec> target_spec(const TargetOptions &options) {
   spec->regions = resolve_regions(options, *elf);
   // The state is the regions (or the path, without any) until --dedup
   // chooses.
-  spec->state = tracer::StateKind::kRegions;
+  spec->state = executor::StateKind::kRegions;
   spec->load_base = elf->load_base();
   spec->entry = elf->entry();
   spec->messages = decode_messages(options.messages);

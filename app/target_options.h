@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "search/property.h"
-#include "tracer/target_run.h"
+#include "tracer/control/target_run.h"
 #include "util/result.h"
 
 namespace cmc::app {

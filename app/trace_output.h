@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "decoder/syscall_format.h"
-#include "tracer/syscall_table.h"
-#include "tracer/syscall_trace.h"
+#include "tracer/syscalls/syscall_table.h"
+#include "tracer/syscalls/syscall_trace.h"
 
 namespace cmc::app {
 

@@ -18,7 +18,7 @@ std::string binary_dir() {
 }
 
 std::shared_ptr<tracer::TargetSpec> spec_of(std::int64_t target,
-                                            tracer::StateKind state) {
+                                            executor::StateKind state) {
   auto spec = std::make_shared<tracer::TargetSpec>();
   if (target == 0) {
     spec->launch.program = "/usr/bin/beanstalkd";
@@ -44,8 +44,8 @@ const char *label(std::int64_t target) {
 }
 
 Result<void> start(StartedTarget &started, std::int64_t target,
-                   std::span<const tracer::ActionId> path) {
-  started.spec = spec_of(target, tracer::StateKind::kProcess);
+                   std::span<const executor::ActionId> path) {
+  started.spec = spec_of(target, executor::StateKind::kProcess);
   auto netns = tracer::NetworkNamespace::create();
   if (!netns)
     return netns.error();
@@ -57,7 +57,7 @@ Result<void> start(StartedTarget &started, std::int64_t target,
   if (!run)
     return run.error();
   started.run.emplace(std::move(*run));
-  for (const tracer::ActionId action : path) {
+  for (const executor::ActionId action : path) {
     auto fault = started.run->step(action);
     if (!fault)
       return fault.error();

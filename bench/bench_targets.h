@@ -6,8 +6,8 @@
 #include <span>
 #include <string>
 
-#include "tracer/network_namespace.h"
-#include "tracer/target_run.h"
+#include "tracer/control/target_run.h"
+#include "tracer/sandbox/network_namespace.h"
 #include "util/result.h"
 
 namespace cmc::bench {
@@ -19,7 +19,7 @@ namespace cmc::bench {
 // Index 0: Debian's beanstalkd, messages "put x" and "put y"; 1: demo kv,
 // messages "SET a" and "SET b". No regions: the state is the process.
 [[nodiscard]] std::shared_ptr<tracer::TargetSpec>
-spec_of(std::int64_t target, tracer::StateKind state);
+spec_of(std::int64_t target, executor::StateKind state);
 
 // "beanstalkd" or "kv", for a benchmark's label.
 [[nodiscard]] const char *label(std::int64_t target);
@@ -33,6 +33,6 @@ struct StartedTarget {
 
 // Starts target (as spec_of) into started and takes the steps of path.
 [[nodiscard]] Result<void> start(StartedTarget &started, std::int64_t target,
-                                 std::span<const tracer::ActionId> path);
+                                 std::span<const executor::ActionId> path);
 
 } // namespace cmc::bench

@@ -1,7 +1,7 @@
 // What reading a whole quiescent process costs against a transition: a
-// capture (tracer/process_capture.h) plus its canonical hash, of Debian's
-// beanstalkd after two puts and of demo kv after two SETs, and one replay
-// of the same path as the search runs per transition. Also the parts of
+// capture (tracer/capture/process_capture.h) plus its canonical hash, of
+// Debian's beanstalkd after two puts and of demo kv after two SETs, and one
+// replay of the same path as the search runs per transition. Also the parts of
 // the soft-dirty alternative: clearing the bits, a step with them clear
 // (each first write to a page then faults), the pages a step dirties.
 // Run: build/bench/cmc_bench --benchmark_filter='Capture|Transition|Soft'
@@ -13,14 +13,14 @@
 #include "bench/bench_targets.h"
 #include "bench/soft_dirty.h"
 #include "decoder/canonical_state.h"
-#include "tracer/page_map.h"
-#include "tracer/process_capture.h"
-#include "tracer/process_executor.h"
+#include "tracer/backend/process_executor.h"
+#include "tracer/capture/process_capture.h"
+#include "tracer/process/page_map.h"
 
 namespace {
 
-using cmc::tracer::ActionId;
-using cmc::tracer::StateKind;
+using cmc::executor::ActionId;
+using cmc::executor::StateKind;
 
 const std::vector<ActionId> kPath{0, 1};
 

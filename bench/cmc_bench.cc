@@ -23,15 +23,16 @@
 #include "decoder/elf_file.h"
 #include "decoder/region.h"
 #include "search/breadth_first.h"
-#include "tracer/network_namespace.h"
-#include "tracer/process_executor.h"
-#include "tracer/session.h"
-#include "tracer/tracee.h"
+#include "tracer/backend/process_executor.h"
+#include "tracer/control/session.h"
+#include "tracer/process/tracee.h"
+#include "tracer/sandbox/network_namespace.h"
+#include "tracer/syscalls/syscall_table.h"
 #include "util/unique_fd.h"
 
 namespace {
 
-using cmc::tracer::ActionId;
+using cmc::executor::ActionId;
 
 // demo/NAME with its cmc_state region and one "SET x" message per cell.
 std::shared_ptr<const cmc::tracer::TargetSpec>
@@ -49,7 +50,7 @@ kv_spec(const std::string &name = "kv", char last_cell = 'b') {
   spec->regions = {*region};
   spec->load_base = elf->load_base();
   spec->entry = elf->entry();
-  spec->state = cmc::tracer::StateKind::kRegions;
+  spec->state = cmc::executor::StateKind::kRegions;
   for (char cell = 'a'; cell <= last_cell; ++cell)
     spec->messages.push_back(std::string("SET ") + cell + "\n");
   return spec;
@@ -93,7 +94,8 @@ void BM_TracedSpawn(benchmark::State &state) {
   if (state.range(0) == 2 && mkdtemp(empty.data()) != nullptr)
     launch.writable = {empty};
   for ([[maybe_unused]] auto _ : state) {
-    auto tracee = cmc::tracer::Tracee::spawn(launch);
+    auto tracee = cmc::tracer::Tracee::spawn(
+        launch, cmc::tracer::seccomp_filter(launch.observe));
     if (!tracee)
       return report_error(state, tracee.error());
     cmc::tracer::Session session(**tracee, 0);
@@ -128,7 +130,8 @@ cmc::tracer::LaunchSpec syscall_loop() {
 // on one CPU.
 void BM_InterceptedSyscall(benchmark::State &state) {
   cmc::tracer::pin_this_thread();
-  auto tracee = cmc::tracer::Tracee::spawn(syscall_loop());
+  auto tracee = cmc::tracer::Tracee::spawn(syscall_loop(),
+                                           cmc::tracer::seccomp_filter(false));
   if (!tracee)
     return report_error(state, tracee.error());
   for ([[maybe_unused]] auto _ : state) {
@@ -143,7 +146,8 @@ BENCHMARK(BM_InterceptedSyscall)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // Floor: one process_vm_readv of N bytes from a stopped target.
 void BM_RegionRead(benchmark::State &state) {
-  auto tracee = cmc::tracer::Tracee::spawn(syscall_loop());
+  auto tracee = cmc::tracer::Tracee::spawn(syscall_loop(),
+                                           cmc::tracer::seccomp_filter(false));
   if (!tracee)
     return report_error(state, tracee.error());
   auto regs = (*tracee)->registers();

@@ -12,7 +12,7 @@
 
 #include "bench/soft_dirty.h"
 #include "bench/stop_call.h"
-#include "tracer/page_map.h"
+#include "tracer/process/page_map.h"
 
 namespace cmc::bench {
 

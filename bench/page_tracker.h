@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "decoder/proc_maps.h"
-#include "tracer/saved_pages.h"
-#include "tracer/tracee.h"
+#include "tracer/capture/saved_pages.h"
+#include "tracer/process/tracee.h"
 #include "util/result.h"
 #include "util/unique_fd.h"
 

@@ -26,7 +26,7 @@ std::string build_dir() {
 // A path of steps steps: A and B take turns sending LOCK and getting "OK".
 struct Path {
   std::shared_ptr<cmc::tracer::TargetSpec> spec;
-  std::vector<cmc::tracer::ActionId> actions;
+  std::vector<cmc::executor::ActionId> actions;
   std::vector<std::vector<std::byte>> states;
   std::vector<std::vector<std::string>> received;
 
@@ -37,7 +37,7 @@ struct Path {
     spec->clients = {"A", "B"};
     spec->client_of = {0, 1};
     for (std::size_t i = 0; i < steps; ++i) {
-      actions.push_back(static_cast<cmc::tracer::ActionId>(i % 2));
+      actions.push_back(static_cast<cmc::executor::ActionId>(i % 2));
       received.push_back(i % 2 == 0 ? std::vector<std::string>{"OK\n", ""}
                                     : std::vector<std::string>{"", "NO\n"});
     }

@@ -19,7 +19,7 @@
 #include "bench/untraced_server.h"
 #include "decoder/elf_file.h"
 #include "decoder/region.h"
-#include "tracer/process_executor.h"
+#include "tracer/backend/process_executor.h"
 #include "util/unique_fd.h"
 
 namespace {
@@ -115,10 +115,10 @@ void BM_ReplayServer(benchmark::State &state) {
   spec->load_base = elf->load_base();
   spec->entry = elf->entry();
   spec->messages = {server.message};
-  spec->state = cmc::tracer::StateKind::kRegions;
+  spec->state = cmc::executor::StateKind::kRegions;
   cmc::tracer::pin_this_thread();
   cmc::tracer::ProcessExecutor executor(spec);
-  const std::vector<cmc::tracer::ActionId> path{0};
+  const std::vector<cmc::executor::ActionId> path{0};
   for (auto _ : state) {
     auto seen = executor.run(path);
     if (!seen)

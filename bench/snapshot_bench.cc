@@ -44,18 +44,18 @@
 #include "bench/page_tracker.h"
 #include "bench/stop_call.h"
 #include "decoder/canonical_state.h"
-#include "tracer/connection.h"
-#include "tracer/process_capture.h"
-#include "tracer/process_executor.h"
-#include "tracer/ptrace_unsafe.h"
-#include "tracer/saved_pages.h"
+#include "tracer/backend/process_executor.h"
+#include "tracer/capture/process_capture.h"
+#include "tracer/capture/saved_pages.h"
+#include "tracer/net/connection.h"
+#include "tracer/process/ptrace_unsafe.h"
 
 namespace {
 
 namespace sys = cmc::tracer::sys;
 using cmc::Error;
 using cmc::Result;
-using cmc::tracer::ActionId;
+using cmc::executor::ActionId;
 using cmc::tracer::Connection;
 using cmc::tracer::Tracee;
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "tracer/ptrace_unsafe.h"
+#include "tracer/process/ptrace_unsafe.h"
 
 namespace cmc::bench {
 

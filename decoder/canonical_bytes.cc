@@ -127,14 +127,4 @@ void CanonicalBytes::apply_mask(std::span<const Location> mask) {
   }
 }
 
-std::span<const std::string_view> register_names() {
-  static constexpr std::array<std::string_view, 27> kNames = {
-      "r15",     "r14",      "r13", "r12", "rbp",    "rbx", "r11",
-      "r10",     "r9",       "r8",  "rax", "rcx",    "rdx", "rsi",
-      "rdi",     "orig_rax", "rip", "cs",  "eflags", "rsp", "ss",
-      "fs_base", "gs_base",  "ds",  "es",  "fs",     "gs"};
-  static_assert(kNames.size() * 8 == sizeof(user_regs_struct));
-  return kNames;
-}
-
 } // namespace cmc::decoder

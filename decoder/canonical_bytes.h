@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "decoder/canonical_state.h"
 #include "decoder/process_image.h"
+#include "decoder/state_location.h"
 
 namespace cmc::decoder {
 
@@ -93,8 +93,5 @@ private:
   };
   std::vector<ThreadId> thread_ids_;
 };
-
-// The piece names of a registers piece's words, in user_regs_struct order.
-[[nodiscard]] std::span<const std::string_view> register_names();
 
 } // namespace cmc::decoder

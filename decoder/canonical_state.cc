@@ -288,21 +288,6 @@ CanonicalState canonicalize(const ProcessImage &image,
   return state;
 }
 
-std::string Location::describe() const {
-  if (piece.starts_with("registers of thread") && offset % 8 == 0 &&
-      offset / 8 < register_names().size())
-    return fmt::format("{}+{}", piece, register_names()[offset / 8]);
-  if (piece.starts_with("fd ") && offset < 24 && offset % 8 == 0) {
-    static constexpr std::array<std::string_view, 3> kFields = {
-        "flags", "position", "client"};
-    return fmt::format("{} {}", piece, kFields[offset / 8]);
-  }
-  if (piece.starts_with("heap chunk") || piece.starts_with("stack of") ||
-      piece.starts_with("registers of") || piece.starts_with("fd "))
-    return fmt::format("{}+{}", piece, offset);
-  return fmt::format("{}+{:#x}", piece, offset);
-}
-
 namespace {
 
 std::uint8_t token_nibble(const CanonicalState &state, const StatePiece &piece,

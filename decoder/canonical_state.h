@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "decoder/process_image.h"
+#include "decoder/state_location.h"
 #include "util/fingerprint.h"
 
 namespace cmc::decoder {
@@ -21,25 +22,6 @@ enum class HeapModel {
   kCanonical,
   // Every byte as read, pointers included.
   kRaw,
-};
-
-// A named byte of a canonical state: piece and offset in it, as
-// "heap chunk 12 (64 B)" + 8, ".bss of beanstalkd" + 0x40,
-// "stack of thread 2" + 16, "registers of thread 1" + 8 (rsp),
-// "fd 7" + 8 (position).
-struct Location {
-  std::string piece;
-  std::size_t offset = 0;
-  friend bool operator==(const Location &, const Location &) = default;
-  friend auto operator<=>(const Location &, const Location &) = default;
-  [[nodiscard]] std::string describe() const; // "heap chunk 12 (64 B)+8"
-};
-
-// A part of the canonical bytes.
-struct StatePiece {
-  std::string name;
-  std::size_t offset = 0; // in CanonicalState::bytes
-  std::size_t size = 0;
 };
 
 // What the heap walk found.

@@ -22,7 +22,7 @@ struct FormatOptions {
 
 // One system call as strace shows it: "write(4, \"OK\\n\", 3) = 3". shape
 // says how each argument is shown, in order, a letter or a {kind} each
-// (the table of calls, tracer/syscall_table.cc, keeps every call's):
+// (the table of calls, tracer/syscalls/syscall_table.cc, keeps every call's):
 //   d int (32 bits)     D long                u unsigned decimal
 //   x hex (flags, modes)
 //   p pointer           s NUL-terminated string (a path)

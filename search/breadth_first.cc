@@ -29,7 +29,7 @@ namespace cmc::search {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using tracer::ActionId;
+using executor::ActionId;
 
 // Transitions per worker thread run between two merges. Large enough that
 // the wait for the slowest run of a batch costs little, small enough that a
@@ -48,7 +48,7 @@ struct Transition {
   std::uint32_t from = 0;
   ActionId action = 0;
   std::vector<ActionId> path;
-  std::optional<Result<tracer::Observation>> observation;
+  std::optional<Result<executor::Observation>> observation;
   bool beyond_ticks = false; // not run: its path takes too many ticks
   bool taken = false;        // not run: --once, and the path took it before
   // The property's check_path, done by the worker that ran it: the bytes of
@@ -106,7 +106,7 @@ public:
   Result<Report> run();
 
 private:
-  std::unique_ptr<tracer::Executor> make_executor();
+  std::unique_ptr<executor::Executor> make_executor();
   Result<Outcome> search();
   void restart();
   Result<Outcome> expand_level(std::uint32_t begin, std::uint32_t end);
@@ -118,7 +118,7 @@ private:
   // needs the path.
   void check_path(Transition &transition) const;
   Result<Outcome> check_replay(const Transition &transition,
-                               const tracer::Observation &observation);
+                               const executor::Observation &observation);
   // Why the state after prefix had another fingerprint in a run whose
   // bytes of it are seen than in the run that recorded it, whose bytes
   // were recorded (either empty: not known).
@@ -131,41 +131,42 @@ private:
   Result<std::optional<Outcome>>
   more_runs(std::span<const ActionId> prefix,
             const decoder::CanonicalState &image);
-  Result<std::optional<tracer::Observation>>
+  Result<std::optional<executor::Observation>>
   twice_or_mask(std::span<const ActionId> prefix);
   // Masks the bytes; false when every one of them was masked already.
   bool add_to_mask(const Differing &differing);
-  void set_masks(tracer::Executor &executor) const;
+  void set_masks(executor::Executor &executor) const;
   [[nodiscard]] Fingerprint identity(const Fingerprint &fingerprint,
                                      std::span<const ActionId> prefix) const;
   [[nodiscard]] bool beyond_ticks(std::span<const ActionId> path) const;
   [[nodiscard]] bool taken_before(std::span<const ActionId> path) const;
-  void count_coverage(ActionId action, const tracer::Observation &observation);
-  void count_cost(const tracer::Observation &observation);
-  void count_snapshots(const tracer::Observation &observation);
+  void count_coverage(ActionId action,
+                      const executor::Observation &observation);
+  void count_cost(const executor::Observation &observation);
+  void count_snapshots(const executor::Observation &observation);
   // A transition taken from a restored snapshot, checked against a replay
   // of its path on the probe: a difference stops the search, unless two
   // replays differ too (volatile bytes: masked with mask_volatile).
   Result<Outcome> check_restore(std::span<const ActionId> path,
-                                const tracer::Observation &observation);
+                                const executor::Observation &observation);
   [[nodiscard]] std::string
-  restore_differs(const tracer::Observation &restored,
-                  const tracer::Observation &replay) const;
+  restore_differs(const executor::Observation &restored,
+                  const executor::Observation &replay) const;
   [[nodiscard]] std::optional<Fingerprint>
-  audited_process(const tracer::Observation &observation) const;
+  audited_process(const executor::Observation &observation) const;
   // With options.graph: the state just added (the bytes its last step
   // changed; the initial state's run has no state before it), and the
   // transition just counted.
-  void record_state(const tracer::Observation &observation);
+  void record_state(const executor::Observation &observation);
   void record_edge(const Transition &transition, GraphEdge::Reached reached,
                    std::uint32_t to = GraphEdge::kNoState);
   Result<void> add_or_merge(const Fingerprint &fingerprint,
                             const Transition &from,
-                            const tracer::Observation &observation);
+                            const executor::Observation &observation);
   // Counts a merge of the state after from into state index, and names
   // the first whose whole processes differ.
   Result<void> audit_merge(std::uint32_t index, const Transition &from,
-                           const tracer::Observation &observation);
+                           const executor::Observation &observation);
 
   const ExecutorFactory &factory_;
   const std::size_t alphabet_size_;
@@ -186,12 +187,13 @@ private:
   // them when they are made.
   std::vector<std::size_t> mask_;
   std::vector<decoder::Location> process_mask_;
-  tbb::enumerable_thread_specific<std::unique_ptr<tracer::Executor>> executors_;
+  tbb::enumerable_thread_specific<std::unique_ptr<executor::Executor>>
+      executors_;
   // Initial check and diagnoses; it keeps images (naming the process bytes
   // two runs differ in) unless the state is the regions.
-  std::unique_ptr<tracer::Executor> probe_;
+  std::unique_ptr<executor::Executor> probe_;
   // Replays the first lossy merge's paths with images; made then.
-  std::unique_ptr<tracer::Executor> auditor_;
+  std::unique_ptr<executor::Executor> auditor_;
   ProgressMeter progress_;
 
   StateStore store_;
@@ -211,8 +213,8 @@ Search::Search(const ExecutorFactory &factory, std::size_t alphabet_size,
       parallelism_(tbb::global_control::max_allowed_parallelism, concurrency_),
       arena_(concurrency_), executors_([this] { return make_executor(); }),
       probe_(make_executor()), progress_(options.progress, start_) {
-  if (options.state == tracer::StateKind::kProcess ||
-      options.state == tracer::StateKind::kRaw)
+  if (options.state == executor::StateKind::kProcess ||
+      options.state == executor::StateKind::kRaw)
     probe_->keep_images();
   probe_->replay_only();
   if (options.audit)
@@ -221,9 +223,9 @@ Search::Search(const ExecutorFactory &factory, std::size_t alphabet_size,
     report_.graph.emplace();
 }
 
-std::unique_ptr<tracer::Executor> Search::make_executor() {
+std::unique_ptr<executor::Executor> Search::make_executor() {
   const std::lock_guard lock(factory_mutex_);
-  std::unique_ptr<tracer::Executor> executor = factory_();
+  std::unique_ptr<executor::Executor> executor = factory_();
   CMC_CHECK(executor != nullptr, "executor factory returned nothing");
   set_masks(*executor);
   if (options_.mask_volatile || property_.needs_path())
@@ -246,7 +248,7 @@ Result<Report> Search::run() {
 
 // One search from the initial state on, with the mask as it is.
 Result<Outcome> Search::search() {
-  Result<std::optional<tracer::Observation>> initial = twice_or_mask({});
+  Result<std::optional<executor::Observation>> initial = twice_or_mask({});
   if (!initial)
     return initial.error();
   if (!*initial)
@@ -343,7 +345,7 @@ void Search::run_batch(std::vector<Transition> &batch) {
     tbb::parallel_for(
         tbb::blocked_range<std::size_t>(0, batch.size(), 1),
         [&](const tbb::blocked_range<std::size_t> &range) {
-          tracer::Executor &executor = *executors_.local();
+          executor::Executor &executor = *executors_.local();
           for (std::size_t i = range.begin(); i != range.end(); ++i) {
             Transition &transition = batch[i];
             transition.path = store_.path_of(transition.from);
@@ -383,7 +385,7 @@ bool Search::taken_before(std::span<const ActionId> path) const {
 // the path itself is.
 Fingerprint Search::identity(const Fingerprint &fingerprint,
                              std::span<const ActionId> prefix) const {
-  const bool path = options_.state == tracer::StateKind::kPath;
+  const bool path = options_.state == executor::StateKind::kPath;
   if (options_.once_actions == 0 && !path)
     return fingerprint;
   std::vector<std::uint64_t> words{fingerprint.low, fingerprint.high};
@@ -398,7 +400,7 @@ Fingerprint Search::identity(const Fingerprint &fingerprint,
 void Search::check_path(Transition &transition) const {
   if (!property_.needs_path() || !*transition.observation)
     return;
-  tracer::Observation &observation = **transition.observation;
+  executor::Observation &observation = **transition.observation;
   if (observation.fault)
     return;
   CMC_CHECK(observation.states.size() == transition.path.size() + 1,
@@ -417,10 +419,10 @@ Result<Outcome> Search::merge(const Transition &transition) {
     report_.complete = false;
     return Outcome::kContinue;
   }
-  const Result<tracer::Observation> &result = *transition.observation;
+  const Result<executor::Observation> &result = *transition.observation;
   if (!result)
     return result.error();
-  const tracer::Observation &observation = *result;
+  const executor::Observation &observation = *result;
   report_.sources.merge(observation.sources);
   count_cost(observation);
   count_snapshots(observation);
@@ -454,7 +456,7 @@ Result<Outcome> Search::merge(const Transition &transition) {
   // The state after the step was reached once: bytes of it that are
   // volatile but not yet masked could fake the violation.
   if (options_.mask_volatile && !observation.fault) {
-    Result<std::optional<tracer::Observation>> again =
+    Result<std::optional<executor::Observation>> again =
         twice_or_mask(transition.path);
     if (!again)
       return again.error();
@@ -473,10 +475,10 @@ Result<Outcome> Search::merge(const Transition &transition) {
 // Every run replays the path of a visited state; it must pass through the
 // very states recorded for that path, or the search cannot be trusted.
 Result<Outcome> Search::check_replay(const Transition &transition,
-                                     const tracer::Observation &observation) {
+                                     const executor::Observation &observation) {
   const std::span<const ActionId> path = transition.path;
   if (observation.fault) {
-    const tracer::Fault &fault = *observation.fault;
+    const executor::Fault &fault = *observation.fault;
     CMC_CHECK(fault.step < path.size(), "fault after the last step");
     if (fault.step + 1 != path.size())
       return Error{fmt::format(
@@ -492,7 +494,7 @@ Result<Outcome> Search::check_replay(const Transition &transition,
   const std::vector<Fingerprint> recorded =
       store_.fingerprints_along(transition.from);
   for (std::size_t k = 0; k < recorded.size(); ++k) {
-    if (observation.fingerprints[k] == tracer::kNotRead ||
+    if (observation.fingerprints[k] == executor::kNotRead ||
         identity(observation.fingerprints[k], path.first(k)) == recorded[k])
       continue;
     // The run's own bytes of that state, where the observation has them.
@@ -514,7 +516,7 @@ Result<Outcome> Search::check_replay(const Transition &transition,
 Result<Outcome> Search::diagnose(std::span<const ActionId> prefix,
                                  std::span<const std::byte> seen,
                                  std::span<const std::byte> recorded) {
-  Result<std::optional<tracer::Observation>> replay = twice_or_mask(prefix);
+  Result<std::optional<executor::Observation>> replay = twice_or_mask(prefix);
   if (!replay)
     return replay.error();
   if (!*replay)
@@ -556,7 +558,7 @@ Result<std::optional<Outcome>>
 Search::more_runs(std::span<const ActionId> prefix,
                   const decoder::CanonicalState &image) {
   for (std::size_t run = 0; run < kMoreRuns; ++run) {
-    Result<tracer::Observation> again = probe_->run(prefix);
+    Result<executor::Observation> again = probe_->run(prefix);
     if (!again)
       return again.error();
     if (again->fault || again->images.empty())
@@ -579,13 +581,13 @@ Search::more_runs(std::span<const ActionId> prefix,
 // replay_twice on the probe. With mask_volatile, region bytes that differ
 // between the two runs are masked, and the result is empty: the search must
 // start again.
-Result<std::optional<tracer::Observation>>
+Result<std::optional<executor::Observation>>
 Search::twice_or_mask(std::span<const ActionId> prefix) {
   Differing differing;
-  Result<tracer::Observation> replay =
+  Result<executor::Observation> replay =
       replay_twice(*probe_, prefix, layout_, &differing);
   if (replay)
-    return std::optional<tracer::Observation>(std::move(*replay));
+    return std::optional<executor::Observation>(std::move(*replay));
   if (differing.empty())
     return replay.error();
   if (!options_.mask_volatile)
@@ -595,7 +597,7 @@ Search::twice_or_mask(std::span<const ActionId> prefix) {
     return Error{replay.error().message +
                  " (bytes masked already: they are named differently in "
                  "each run)"};
-  return std::optional<tracer::Observation>();
+  return std::optional<executor::Observation>();
 }
 
 template <typename T, typename Less = std::less<>>
@@ -634,26 +636,26 @@ bool Search::add_to_mask(const Differing &differing) {
   set_masks(*probe_);
   if (auditor_)
     set_masks(*auditor_);
-  for (std::unique_ptr<tracer::Executor> &executor : executors_)
+  for (std::unique_ptr<executor::Executor> &executor : executors_)
     set_masks(*executor);
   CMC_LOG_INFO("search", "masked volatile bytes {}; starting again",
                fmt::join(report_.masked, ", "));
   return true;
 }
 
-void Search::set_masks(tracer::Executor &executor) const {
+void Search::set_masks(executor::Executor &executor) const {
   executor.set_mask(mask_);
   executor.set_process_mask(process_mask_);
 }
 
 // Counted in merge order, which does not depend on the number of jobs.
 void Search::count_coverage(ActionId action,
-                            const tracer::Observation &observation) {
+                            const executor::Observation &observation) {
   if (observation.fault ||
       observation.effects.size() != observation.received.size() ||
       observation.effects.empty() || !observation.effects.back().length)
     return;
-  const tracer::StepEffects &effects = observation.effects.back();
+  const executor::StepEffects &effects = observation.effects.back();
   report_.coverage.resize(alphabet_size_);
   MessageCoverage &coverage = report_.coverage[action];
   ++coverage.transitions;
@@ -664,7 +666,7 @@ void Search::count_coverage(ActionId action,
 }
 
 // Whole-process bytes read and hashed per run, counted in merge order.
-void Search::count_cost(const tracer::Observation &observation) {
+void Search::count_cost(const executor::Observation &observation) {
   if (observation.bytes_read == 0 && observation.bytes_hashed == 0)
     return;
   report_.bytes_read += observation.bytes_read;
@@ -672,7 +674,7 @@ void Search::count_cost(const tracer::Observation &observation) {
   ++report_.runs_measured;
 }
 
-void Search::count_snapshots(const tracer::Observation &observation) {
+void Search::count_snapshots(const executor::Observation &observation) {
   SnapshotCounts &counts = report_.snapshots;
   ++(observation.restored ? counts.restored : counts.replayed);
   for (const std::string &reason : observation.refusals)
@@ -685,8 +687,8 @@ void Search::count_snapshots(const tracer::Observation &observation) {
 
 // What differs between a run restored from a snapshot and a replay of the
 // same path: "" when nothing.
-std::string Search::restore_differs(const tracer::Observation &restored,
-                                    const tracer::Observation &replay) const {
+std::string Search::restore_differs(const executor::Observation &restored,
+                                    const executor::Observation &replay) const {
   if (replay.fault.has_value() != restored.fault.has_value() ||
       (replay.fault && replay.fault->describe() != restored.fault->describe()))
     return "how the last step ended";
@@ -703,17 +705,18 @@ std::string Search::restore_differs(const tracer::Observation &restored,
   return "";
 }
 
-Result<Outcome> Search::check_restore(std::span<const ActionId> path,
-                                      const tracer::Observation &observation) {
+Result<Outcome>
+Search::check_restore(std::span<const ActionId> path,
+                      const executor::Observation &observation) {
   ++report_.snapshots.checked;
-  Result<tracer::Observation> replay = probe_->run(path);
+  Result<executor::Observation> replay = probe_->run(path);
   if (!replay)
     return replay.error();
   if (restore_differs(observation, *replay).empty())
     return Outcome::kContinue;
   // Bytes that differ between two replays are volatile, as in replay
   // mode: named, or masked with mask_volatile.
-  Result<std::optional<tracer::Observation>> twice = twice_or_mask(path);
+  Result<std::optional<executor::Observation>> twice = twice_or_mask(path);
   if (!twice)
     return twice.error();
   if (!*twice)
@@ -728,13 +731,13 @@ Result<Outcome> Search::check_restore(std::span<const ActionId> path,
 }
 
 std::optional<Fingerprint>
-Search::audited_process(const tracer::Observation &observation) const {
+Search::audited_process(const executor::Observation &observation) const {
   return options_.audit ? observation.process_after : std::nullopt;
 }
 
 Result<void> Search::add_or_merge(const Fingerprint &fingerprint,
                                   const Transition &from,
-                                  const tracer::Observation &observation) {
+                                  const executor::Observation &observation) {
   if (const std::optional<std::uint32_t> index = store_.find(fingerprint)) {
     ++report_.dedup_merges;
     record_edge(from, GraphEdge::Reached::kMerged, *index);
@@ -758,11 +761,11 @@ Result<void> Search::add_or_merge(const Fingerprint &fingerprint,
   return {};
 }
 
-void Search::record_state(const tracer::Observation &observation) {
+void Search::record_state(const executor::Observation &observation) {
   if (!report_.graph)
     return;
   std::vector<ChangedByte> &changes = report_.graph->changes.emplace_back();
-  if (options_.state == tracer::StateKind::kRegions)
+  if (options_.state == executor::StateKind::kRegions)
     changes = changed_bytes(observation.before, observation.after);
 }
 
@@ -778,7 +781,7 @@ void Search::record_edge(const Transition &transition,
 // A merge is audited when both states' whole processes were read; it is
 // lossy when they differ: the search then never looks past the path merged.
 Result<void> Search::audit_merge(std::uint32_t index, const Transition &from,
-                                 const tracer::Observation &observation) {
+                                 const executor::Observation &observation) {
   const std::optional<Fingerprint> kept = store_.process_of(index);
   const std::optional<Fingerprint> merged = audited_process(observation);
   if (!kept || !merged)

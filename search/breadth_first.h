@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "executor/executor.h"
 #include "search/property.h"
 #include "search/state_graph.h"
-#include "tracer/executor.h"
 #include "util/result.h"
 
 namespace cmc::search {
@@ -32,7 +32,7 @@ struct Options {
   // The clock tick among the actions, if any, and how many a path may take:
   // the tick is not tried from a state whose path has max_ticks already
   // (the search is then not complete).
-  std::optional<tracer::ActionId> tick;
+  std::optional<executor::ActionId> tick;
   std::size_t max_ticks = 1;
   // Actions [0, once_actions) (the messages, with --once) are taken at most
   // once per path; which of them a path took is then part of its state.
@@ -41,7 +41,7 @@ struct Options {
   // kRegions and audit, each merge is audited: the executors fill
   // Observation::process_after, and a merge of two states whose whole
   // processes differ is counted as lossy (Report::abstraction).
-  tracer::StateKind state = tracer::StateKind::kRegions;
+  executor::StateKind state = executor::StateKind::kRegions;
   bool audit = false;
   // State bytes that differ between two runs of one path are masked (they
   // read as zero for fingerprints and properties) and the search starts
@@ -58,8 +58,8 @@ enum class Verdict { kHolds, kViolated };
 
 // The first merge that joined two states whose whole processes differ.
 struct LossyMerge {
-  std::vector<tracer::ActionId> kept;   // the path of the state kept
-  std::vector<tracer::ActionId> merged; // the path merged into it
+  std::vector<executor::ActionId> kept;   // the path of the state kept
+  std::vector<executor::ActionId> merged; // the path merged into it
   // Where they differ: "heap chunk 5 (32 B)+24 'x' vs 'y'", or why no byte
   // is named.
   std::string difference;
@@ -103,13 +103,13 @@ struct Report {
   std::size_t transitions = 0;
   std::size_t max_depth = 0; // depth of the deepest distinct state
   double elapsed_s = 0;
-  std::vector<tracer::ActionId> counterexample; // empty unless violated
-  std::string violation;                        // empty unless violated
+  std::vector<executor::ActionId> counterexample; // empty unless violated
+  std::string violation;                          // empty unless violated
   // A crash's: where the signal hit the target (Fault::backtrace).
-  std::vector<tracer::Frame> backtrace;
+  std::vector<executor::Frame> backtrace;
   bool ticks_cut = false; // some path stopped at max_ticks ticks
   // The sources of time and randomness the target used in any run.
-  tracer::Sources sources;
+  executor::Sources sources;
   // With mask_volatile: the masked bytes, by region ("cmc_state+1") in
   // offset order or by where they are in the process ("heap chunk 3 (32
   // B)+8"), and how often the search started again for them.
@@ -120,7 +120,7 @@ struct Report {
   std::vector<MessageCoverage> coverage;
   // What each step of the counterexample did to the connections (empty
   // when the executor did not say).
-  std::vector<tracer::StepEffects> counterexample_effects;
+  std::vector<executor::StepEffects> counterexample_effects;
   // With options.audit; else empty.
   std::optional<Abstraction> abstraction;
   // The heap walk of the last distinct state found (of the initial state
@@ -139,7 +139,7 @@ struct Report {
 // Makes one executor per worker thread, plus one for the calling thread's
 // own replays. It is called on the thread that will use the executor, one
 // call at a time, so per-thread set-up (CPU pinning) may go in it.
-using ExecutorFactory = std::function<std::unique_ptr<tracer::Executor>()>;
+using ExecutorFactory = std::function<std::unique_ptr<executor::Executor>()>;
 
 // Breadth-first search over paths of the alphabet [0, alphabet_size), each
 // path replayed from the initial state, states deduplicated by fingerprint.

@@ -53,13 +53,14 @@ std::string describe_difference(const decoder::CanonicalState &a,
                      quoted(in_b->subspan(at.offset, length)));
 }
 
-Result<std::string> name_lossy_merge(tracer::Executor &executor,
-                                     std::span<const tracer::ActionId> kept,
-                                     std::span<const tracer::ActionId> merged) {
-  Result<tracer::Observation> first = executor.run(kept);
+Result<std::string>
+name_lossy_merge(executor::Executor &executor,
+                 std::span<const executor::ActionId> kept,
+                 std::span<const executor::ActionId> merged) {
+  Result<executor::Observation> first = executor.run(kept);
   if (!first)
     return first.error();
-  Result<tracer::Observation> second = executor.run(merged);
+  Result<executor::Observation> second = executor.run(merged);
   if (!second)
     return second.error();
   if (first->fault || second->fault)
@@ -73,7 +74,7 @@ Result<std::string> name_lossy_merge(tracer::Executor &executor,
                        "differ between runs?)");
   // Bytes that differ between two runs of one path (volatile) are not
   // what the abstraction lost: a third run tells them.
-  Result<tracer::Observation> again = executor.run(kept);
+  Result<executor::Observation> again = executor.run(kept);
   if (!again)
     return again.error();
   std::vector<decoder::Location> volatile_bytes;

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "decoder/canonical_state.h"
-#include "tracer/executor.h"
+#include "executor/executor.h"
 #include "util/result.h"
 
 namespace cmc::search {
@@ -26,8 +26,8 @@ namespace cmc::search {
 // process this time, they differ only in bytes that differ between runs,
 // or only in what cmc adds (the virtual clock, clients, files).
 [[nodiscard]] Result<std::string>
-name_lossy_merge(tracer::Executor &executor,
-                 std::span<const tracer::ActionId> kept,
-                 std::span<const tracer::ActionId> merged);
+name_lossy_merge(executor::Executor &executor,
+                 std::span<const executor::ActionId> kept,
+                 std::span<const executor::ActionId> merged);
 
 } // namespace cmc::search

@@ -13,8 +13,8 @@ constexpr std::size_t kMaxOffsetsNamed = 8;
 constexpr const char *kLikelyCauses =
     "(uninitialised memory or an uncontrolled clock?)";
 
-Error fault_on_replay(std::span<const tracer::ActionId> prefix,
-                      const tracer::Fault &fault) {
+Error fault_on_replay(std::span<const executor::ActionId> prefix,
+                      const executor::Fault &fault) {
   if (prefix.empty())
     return Error{
         fmt::format("the target {} before the first step", fault.describe())};
@@ -25,12 +25,12 @@ Error fault_on_replay(std::span<const tracer::ActionId> prefix,
 }
 
 // The names of the files two runs disagree on, "" when none.
-std::string differing_files(std::span<const tracer::FileDigest> first,
-                            std::span<const tracer::FileDigest> second) {
+std::string differing_files(std::span<const executor::FileDigest> first,
+                            std::span<const executor::FileDigest> second) {
   std::vector<std::string> names;
   for (const auto &[one, other] :
        {std::pair(first, second), std::pair(second, first)})
-    for (const tracer::FileDigest &file : one)
+    for (const executor::FileDigest &file : one)
       if (std::find(other.begin(), other.end(), file) == other.end() &&
           std::find(names.begin(), names.end(), file.name) == names.end())
         names.push_back(file.name);
@@ -56,7 +56,7 @@ std::vector<std::size_t> differing_offsets(std::span<const std::byte> first,
   return offsets;
 }
 
-std::string describe_state_after(std::span<const tracer::ActionId> prefix) {
+std::string describe_state_after(std::span<const executor::ActionId> prefix) {
   if (prefix.empty())
     return "the initial state";
   return fmt::format("the state after actions [{}]", fmt::join(prefix, ", "));
@@ -88,14 +88,14 @@ std::string describe_differences(std::span<const std::byte> first,
   return fmt::format("{}", fmt::join(named, ", "));
 }
 
-Result<tracer::Observation>
-replay_twice(tracer::Executor &executor,
-             std::span<const tracer::ActionId> prefix,
+Result<executor::Observation>
+replay_twice(executor::Executor &executor,
+             std::span<const executor::ActionId> prefix,
              const std::vector<RegionLayout> &layout, Differing *differing) {
-  Result<tracer::Observation> first = executor.run(prefix);
+  Result<executor::Observation> first = executor.run(prefix);
   if (!first)
     return first.error();
-  Result<tracer::Observation> second = executor.run(prefix);
+  Result<executor::Observation> second = executor.run(prefix);
   if (!second)
     return second.error();
   for (const auto *run : {&*first, &*second}) {

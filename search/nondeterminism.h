@@ -4,15 +4,15 @@
 #include <string>
 #include <vector>
 
+#include "executor/executor.h"
 #include "search/property.h"
-#include "tracer/executor.h"
 #include "util/result.h"
 
 namespace cmc::search {
 
 // "the initial state" or "the state after actions [1, 0]" (action indexes).
 [[nodiscard]] std::string
-describe_state_after(std::span<const tracer::ActionId> prefix);
+describe_state_after(std::span<const executor::ActionId> prefix);
 
 // The state byte at offset, named by its region: "cmc_state+1".
 [[nodiscard]] std::string name_offset(std::size_t offset,
@@ -50,8 +50,8 @@ struct Differing {
 // the executor keeps images (Executor::keep_images), or the executor's own
 // Error. When bytes differ and differing is given, *differing gets them
 // (of the region bytes both states have); else it is left empty.
-[[nodiscard]] Result<tracer::Observation> replay_twice(
-    tracer::Executor &executor, std::span<const tracer::ActionId> prefix,
+[[nodiscard]] Result<executor::Observation> replay_twice(
+    executor::Executor &executor, std::span<const executor::ActionId> prefix,
     const std::vector<RegionLayout> &layout, Differing *differing = nullptr);
 
 } // namespace cmc::search

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "tracer/executor.h"
+#include "executor/executor.h"
 
 namespace cmc::search {
 
@@ -24,7 +24,7 @@ struct RegionLayout {
 // A transition with the whole path that led to it, for properties over the
 // history (a plugin's).
 struct PathView {
-  std::span<const tracer::ActionId> path; // from the initial state
+  std::span<const executor::ActionId> path; // from the initial state
   // The region bytes of every state along it, [0] the initial one.
   std::span<const std::vector<std::byte>> states;
   // received[i][c]: what client c received during step i.

@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include "tracer/executor.h"
+#include "executor/executor.h"
 
 namespace cmc::search {
 
@@ -35,7 +35,7 @@ struct GraphEdge {
     kNotKept, // a new state beyond Options::max_states, not kept
   };
   std::uint32_t from = 0;
-  tracer::ActionId action = 0;
+  executor::ActionId action = 0;
   Reached reached = Reached::kNew;
   std::uint32_t to = kNoState; // with kNew and kMerged
 };

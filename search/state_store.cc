@@ -32,7 +32,7 @@ void StateStore::grow() {
 }
 
 std::uint32_t StateStore::add(const Fingerprint &fingerprint,
-                              std::uint32_t parent, tracer::ActionId action,
+                              std::uint32_t parent, executor::ActionId action,
                               std::optional<Fingerprint> process) {
   CMC_CHECK(records_.size() < kCapacity, "state store full");
   CMC_CHECK(parent == kNoParent || parent < records_.size(),
@@ -62,8 +62,8 @@ std::size_t StateStore::memory_bytes() const {
          slots_.capacity() * sizeof(std::uint32_t);
 }
 
-std::vector<tracer::ActionId> StateStore::path_of(std::uint32_t index) const {
-  std::vector<tracer::ActionId> path;
+std::vector<executor::ActionId> StateStore::path_of(std::uint32_t index) const {
+  std::vector<executor::ActionId> path;
   for (std::uint32_t i = index; records_.at(i).parent != kNoParent;
        i = records_[i].parent)
     path.push_back(records_[i].action);

@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "tracer/executor.h"
+#include "executor/executor.h"
 #include "util/fingerprint.h"
 
 namespace cmc::search {
@@ -17,7 +17,7 @@ namespace cmc::search {
 struct StateRecord {
   Fingerprint fingerprint;
   std::uint32_t parent = 0;
-  tracer::ActionId action = 0; // the step from the parent
+  executor::ActionId action = 0; // the step from the parent
 };
 static_assert(sizeof(StateRecord) <= 48, "a state record must stay compact");
 
@@ -46,14 +46,14 @@ public:
   // process: its whole-process fingerprint, when the state is a region
   // abstraction that merges are audited against (see process_of).
   std::uint32_t add(const Fingerprint &fingerprint, std::uint32_t parent,
-                    tracer::ActionId action,
+                    executor::ActionId action,
                     std::optional<Fingerprint> process = std::nullopt);
   // The whole-process fingerprint given when state index was added, if any.
   [[nodiscard]] std::optional<Fingerprint>
   process_of(std::uint32_t index) const;
 
   // The actions from the initial state to state index.
-  [[nodiscard]] std::vector<tracer::ActionId>
+  [[nodiscard]] std::vector<executor::ActionId>
   path_of(std::uint32_t index) const;
   // The fingerprints of the states along that path: [0] is the initial
   // state, the last is state index itself.

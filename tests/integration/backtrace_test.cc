@@ -12,14 +12,15 @@
 #include <vector>
 
 #include "tests/integration/run_cmc.h"
-#include "tracer/backtrace.h"
-#include "tracer/tracee.h"
+#include "tracer/process/backtrace.h"
+#include "tracer/process/tracee.h"
+#include "tracer/syscalls/syscall_table.h"
 
 namespace cmc::testing {
 namespace {
 
+using executor::Frame;
 using tracer::Backtracer;
-using tracer::Frame;
 
 struct Variant {
   const char *name;
@@ -69,7 +70,7 @@ std::size_t position(const std::vector<Frame> &frames,
 std::string dump(const std::vector<Frame> &frames) {
   std::string text;
   for (const Frame &frame : frames)
-    text += "  " + tracer::describe(frame) + " [" + frame.module + "]\n";
+    text += "  " + executor::describe(frame) + " [" + frame.module + "]\n";
   return text;
 }
 
@@ -79,7 +80,8 @@ protected:
     tracer::LaunchSpec spec;
     spec.program = target(GetParam().name);
     spec.argv = {spec.program};
-    auto spawned = tracer::Tracee::spawn(spec);
+    auto spawned =
+        tracer::Tracee::spawn(spec, tracer::seccomp_filter(spec.observe));
     ASSERT_TRUE(spawned.ok()) << spawned.error().message;
     tracee_ = std::move(*spawned);
     auto stopped = run_to_listen(*tracee_);
@@ -126,9 +128,9 @@ TEST_P(Backtrace, NamesTheCallChainFromTheSyscallToMain) {
     EXPECT_EQ(in_inner.line, 6) << text;
     EXPECT_EQ(frames->at(outer).line, 8) << text;
     EXPECT_EQ(frames->at(main).line, 11) << text;
-    EXPECT_NE(tracer::describe(in_inner).find("inner+0x"), std::string::npos);
-    EXPECT_TRUE(tracer::describe(in_inner).ends_with("(call_chain.c:6)"))
-        << tracer::describe(in_inner);
+    EXPECT_NE(executor::describe(in_inner).find("inner+0x"), std::string::npos);
+    EXPECT_TRUE(executor::describe(in_inner).ends_with("(call_chain.c:6)"))
+        << executor::describe(in_inner);
   }
 }
 
@@ -185,16 +187,17 @@ TEST(BacktraceAttach, FailsOnAProcessThatIsNotAStoppedTracee) {
 }
 
 TEST(BacktraceDescribe, NamesWhatIsKnown) {
-  EXPECT_EQ(tracer::describe(Frame{.pc = 0x7f0000001234}), "?? 0x7f0000001234");
-  EXPECT_EQ(tracer::describe(
+  EXPECT_EQ(executor::describe(Frame{.pc = 0x7f0000001234}),
+            "?? 0x7f0000001234");
+  EXPECT_EQ(executor::describe(
                 Frame{.pc = 0x7f0000001234, .module = "/usr/lib/libc.so.6"}),
             "?? 0x7f0000001234 (libc.so.6)");
-  EXPECT_EQ(tracer::describe(Frame{.pc = 0x401000,
-                                   .function = "main",
-                                   .offset = 0x1c,
-                                   .module = "/srv/kv",
-                                   .file = "/src/kv.c",
-                                   .line = 88}),
+  EXPECT_EQ(executor::describe(Frame{.pc = 0x401000,
+                                     .function = "main",
+                                     .offset = 0x1c,
+                                     .module = "/srv/kv",
+                                     .file = "/src/kv.c",
+                                     .line = 88}),
             "main+0x1c (kv.c:88)");
 }
 

@@ -8,16 +8,16 @@
 #include "decoder/elf_file.h"
 #include "decoder/region.h"
 #include "tests/integration/run_cmc.h"
-#include "tracer/process_executor.h"
-#include "tracer/virtual_clock.h"
+#include "tracer/backend/process_executor.h"
+#include "tracer/time/virtual_clock.h"
 
 namespace cmc::testing {
 namespace {
 
+using executor::ActionId;
+using executor::Source;
+using executor::Via;
 using std::chrono::seconds;
-using tracer::ActionId;
-using tracer::Source;
-using tracer::Via;
 
 // The alphabet of these tests.
 constexpr ActionId kSetB = 0;
@@ -55,8 +55,8 @@ std::shared_ptr<const tracer::TargetSpec> clocks_spec(const Clocks &options) {
   return spec;
 }
 
-Result<tracer::Observation> run(const Clocks &options,
-                                std::vector<ActionId> path) {
+Result<executor::Observation> run(const Clocks &options,
+                                  std::vector<ActionId> path) {
   tracer::ProcessExecutor executor(clocks_spec(options));
   return executor.run(path);
 }
@@ -98,7 +98,7 @@ TEST_F(Control, EveryClockReadsTheVirtualClockThroughThePatchedVdso) {
   for (const Source source :
        {Source::kClockGettime, Source::kGettimeofday, Source::kTime})
     EXPECT_TRUE(seen->sources.used(source, Via::kVdso))
-        << tracer::source_info(source).name;
+        << executor::source_info(source).name;
   EXPECT_FALSE(seen->sources.used(Source::kClockGettime, Via::kSyscall));
 }
 

@@ -1,4 +1,4 @@
-// The whole-process capture (tracer/process_capture.h) of a real target
+// The whole-process capture (tracer/capture/process_capture.h) of a real target
 // under the tracer (targets/capture_target.c), and the fingerprints the
 // ProcessExecutor makes of it.
 
@@ -11,17 +11,17 @@
 
 #include "decoder/elf_file.h"
 #include "tests/integration/run_cmc.h"
-#include "tracer/network_namespace.h"
-#include "tracer/process_capture.h"
-#include "tracer/process_executor.h"
-#include "tracer/sandbox.h"
-#include "tracer/target_run.h"
+#include "tracer/backend/process_executor.h"
+#include "tracer/capture/process_capture.h"
+#include "tracer/control/target_run.h"
+#include "tracer/sandbox/network_namespace.h"
+#include "tracer/sandbox/sandbox.h"
 
 namespace cmc::testing {
 namespace {
 
 using decoder::DescriptorImage;
-using tracer::StateKind;
+using executor::StateKind;
 
 constexpr std::string_view kValue = "hello-capture";
 
@@ -140,8 +140,8 @@ TEST_F(ProcessCapture, PagesNeverBackedAreNeitherReadNorFaultedIn) {
 
 TEST_F(ProcessCapture, TheSamePathGivesTheSameFingerprint) {
   tracer::ProcessExecutor executor(spec_);
-  auto once = executor.run(std::vector<tracer::ActionId>{0});
-  auto again = executor.run(std::vector<tracer::ActionId>{0});
+  auto once = executor.run(std::vector<executor::ActionId>{0});
+  auto again = executor.run(std::vector<executor::ActionId>{0});
   ASSERT_TRUE(once.ok() && again.ok());
   EXPECT_EQ(once->fingerprints, again->fingerprints);
   EXPECT_GT(once->bytes_read, 0U);
@@ -154,29 +154,29 @@ TEST_F(ProcessCapture, TheSamePathGivesTheSameFingerprint) {
 
 TEST_F(ProcessCapture, StatesThatDifferOnlyOnTheHeapDiffer) {
   tracer::ProcessExecutor executor(spec_);
-  auto hello = executor.run(std::vector<tracer::ActionId>{0});
-  auto other = executor.run(std::vector<tracer::ActionId>{1});
+  auto hello = executor.run(std::vector<executor::ActionId>{0});
+  auto other = executor.run(std::vector<executor::ActionId>{1});
   ASSERT_TRUE(hello.ok() && other.ok());
   EXPECT_NE(hello->fingerprints.back(), other->fingerprints.back());
 }
 
 TEST_F(ProcessCapture, OnlyTheLastStateAndItsParentAreRead) {
   tracer::ProcessExecutor executor(spec_);
-  auto parent = executor.run(std::vector<tracer::ActionId>{0, 1});
-  auto path = executor.run(std::vector<tracer::ActionId>{0, 1, 0});
+  auto parent = executor.run(std::vector<executor::ActionId>{0, 1});
+  auto path = executor.run(std::vector<executor::ActionId>{0, 1, 0});
   ASSERT_TRUE(parent.ok() && path.ok());
   ASSERT_EQ(path->fingerprints.size(), 4U);
-  EXPECT_EQ(path->fingerprints[0], tracer::kNotRead);
-  EXPECT_EQ(path->fingerprints[1], tracer::kNotRead);
+  EXPECT_EQ(path->fingerprints[0], executor::kNotRead);
+  EXPECT_EQ(path->fingerprints[1], executor::kNotRead);
   EXPECT_EQ(path->fingerprints[2], parent->fingerprints[2]);
   EXPECT_EQ(path->fingerprints[3], parent->fingerprints[1]);
   // Kept images: every state is read.
   executor.keep_images();
-  auto kept = executor.run(std::vector<tracer::ActionId>{0, 1, 0});
+  auto kept = executor.run(std::vector<executor::ActionId>{0, 1, 0});
   ASSERT_TRUE(kept.ok());
   ASSERT_EQ(kept->images.size(), 4U);
   for (const Fingerprint &fingerprint : kept->fingerprints)
-    EXPECT_NE(fingerprint, tracer::kNotRead);
+    EXPECT_NE(fingerprint, executor::kNotRead);
   EXPECT_EQ(kept->fingerprints[1], parent->fingerprints[1]);
   EXPECT_EQ(kept->fingerprints[3], path->fingerprints[3]);
   EXPECT_FALSE(kept->images[3].bytes.empty());
@@ -187,14 +187,14 @@ TEST_F(ProcessCapture, AnAuditedRegionsRunReadsTheWholeLastState) {
   regions->audit = true;
   tracer::ProcessExecutor audited(regions);
   tracer::ProcessExecutor whole(spec_);
-  const std::vector<tracer::ActionId> path{0, 1};
+  const std::vector<executor::ActionId> path{0, 1};
   auto seen = audited.run(path);
   auto process = whole.run(path);
   ASSERT_TRUE(seen.ok() && process.ok());
   ASSERT_TRUE(seen->process_after.has_value());
   EXPECT_EQ(*seen->process_after, process->fingerprints.back());
   for (const Fingerprint &fingerprint : seen->fingerprints)
-    EXPECT_NE(fingerprint, tracer::kNotRead);
+    EXPECT_NE(fingerprint, executor::kNotRead);
   regions->audit = false;
   tracer::ProcessExecutor unaudited(regions);
   auto plain = unaudited.run(path);

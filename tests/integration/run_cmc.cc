@@ -25,7 +25,7 @@
 
 #include <fmt/format.h>
 
-#include "tracer/sandbox.h"
+#include "tracer/sandbox/sandbox.h"
 #include "util/unique_fd.h"
 
 namespace cmc::testing {

@@ -1,5 +1,5 @@
 // Nothing of cmc's outlives it, whatever kills it, and a target cannot
-// reach cmc: the sandbox of tracer/sandbox.h, on the real cmc.
+// reach cmc: the sandbox of tracer/sandbox/sandbox.h, on the real cmc.
 
 #include <gtest/gtest.h>
 

@@ -11,8 +11,8 @@
 #include <array>
 #include <optional>
 
-#include "tracer/network_namespace.h"
-#include "tracer/socket_diag.h"
+#include "tracer/net/socket_diag.h"
+#include "tracer/sandbox/network_namespace.h"
 
 namespace cmc::tracer {
 namespace {

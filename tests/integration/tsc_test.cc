@@ -8,7 +8,7 @@
 #include <cstdlib>
 
 #include "tests/integration/run_cmc.h"
-#include "tracer/tsc_patches.h"
+#include "tracer/time/tsc_patches.h"
 
 namespace cmc::testing {
 namespace {

@@ -15,10 +15,10 @@ std::string plugin(const std::string &name) {
 // A path of one client's steps and what that client received; every state
 // is empty (these plugins read only the replies).
 struct Script {
-  std::vector<tracer::ActionId> path;
+  std::vector<executor::ActionId> path;
   std::vector<std::vector<std::string>> received;
 
-  Script &step(tracer::ActionId action, std::size_t client,
+  Script &step(executor::ActionId action, std::size_t client,
                const std::string &reply) {
     path.push_back(action);
     received.emplace_back(2);
@@ -62,7 +62,7 @@ TEST(DemoPlugins, BeanstalkdReserveSeesAJobReservedTwice) {
             "beanstalkd-reserve: step 3: job 1 reserved by client B while "
             "client A holds it");
   for (const auto &[action, reply] :
-       {std::pair<tracer::ActionId, std::string>{3, "RELEASED\r\n"},
+       {std::pair<executor::ActionId, std::string>{3, "RELEASED\r\n"},
         {4, "DELETED\r\n"},
         {5, ""}}) {
     Script given_back = held;

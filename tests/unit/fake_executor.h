@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "decoder/canonical_state.h"
+#include "executor/executor.h"
 #include "search/breadth_first.h"
-#include "tracer/executor.h"
 
 namespace cmc::fake {
 
@@ -21,9 +21,9 @@ using Bytes = std::vector<std::byte>;
 // What one step of the scripted system does: the next state, a fault of the
 // target (its step field is filled in by the fake), or an Error of the
 // executor itself.
-using StepOutcome = std::variant<Bytes, tracer::Fault, Error>;
+using StepOutcome = std::variant<Bytes, executor::Fault, Error>;
 using StepFunction =
-    std::function<StepOutcome(const Bytes &state, tracer::ActionId action)>;
+    std::function<StepOutcome(const Bytes &state, executor::ActionId action)>;
 
 // Disturbs the state reached after depth steps in the run numbered run (runs
 // are numbered from 0 across all executors): uninitialised memory, a clock.
@@ -31,15 +31,15 @@ using Noise =
     std::function<void(std::size_t run, std::size_t depth, Bytes &state)>;
 
 // What a step did to the connections, by the state it left and the action.
-using EffectsFunction = std::function<tracer::StepEffects(
-    const Bytes &state, tracer::ActionId action)>;
+using EffectsFunction = std::function<executor::StepEffects(
+    const Bytes &state, executor::ActionId action)>;
 
 // The fake as a whole process: its state bytes, cut into named pieces (as a
 // canonical state is), the first region_bytes of which are the regions.
 // The fingerprints are of the regions (kRegions) or of the whole state;
 // with kRegions and audit, Observation::process_after is filled.
 struct FakeProcess {
-  tracer::StateKind state = tracer::StateKind::kProcess;
+  executor::StateKind state = executor::StateKind::kProcess;
   bool audit = false;
   std::size_t region_bytes = 0;
   std::vector<decoder::StatePiece> pieces; // in order, covering the bytes
@@ -72,8 +72,8 @@ public:
 
   [[nodiscard]] search::ExecutorFactory factory();
   // Runs path; the masked bytes read as zero.
-  Result<tracer::Observation> run(std::span<const tracer::ActionId> path,
-                                  const RunRequest &request = {});
+  Result<executor::Observation> run(std::span<const executor::ActionId> path,
+                                    const RunRequest &request = {});
   // Runs that kept images.
   [[nodiscard]] std::size_t image_runs() const { return image_runs_.load(); }
 
@@ -100,15 +100,15 @@ private:
   std::atomic<std::size_t> concurrent_uses_{0};
 };
 
-class FakeExecutor final : public tracer::Executor {
+class FakeExecutor final : public executor::Executor {
 public:
   explicit FakeExecutor(FakeSystem &system) : system_(system) {}
 
-  Result<tracer::Observation>
-  run(std::span<const tracer::ActionId> path) override {
+  Result<executor::Observation>
+  run(std::span<const executor::ActionId> path) override {
     if (busy_.exchange(true))
       system_.note_concurrent_use();
-    Result<tracer::Observation> observation =
+    Result<executor::Observation> observation =
         system_.run(path, {mask_, process_mask_, keep_images_});
     busy_.store(false);
     return observation;
@@ -165,8 +165,8 @@ canonical(const Bytes &state, const FakeProcess &process, bool keep_bytes) {
   return image;
 }
 
-inline Result<tracer::Observation>
-FakeSystem::run(std::span<const tracer::ActionId> path,
+inline Result<executor::Observation>
+FakeSystem::run(std::span<const executor::ActionId> path,
                 const RunRequest &request) {
   // The executor masks what it reads: the system's own state keeps the
   // bytes, so the steps still see them. The regions are the first bytes.
@@ -185,7 +185,7 @@ FakeSystem::run(std::span<const tracer::ActionId> path,
   Bytes state = initial_;
   if (noise_)
     noise_(run, 0, state);
-  tracer::Observation observation;
+  executor::Observation observation;
   // Every state is kept (Executor::keep_states is only a request), and one
   // client receives nothing.
   const auto record = [&] {
@@ -198,10 +198,10 @@ FakeSystem::run(std::span<const tracer::ActionId> path,
     decoder::CanonicalState image = canonical(masked(state, request, process),
                                               *process, request.keep_images);
     observation.fingerprints.push_back(
-        process->state == tracer::StateKind::kRegions
+        process->state == executor::StateKind::kRegions
             ? fingerprint_of(observation.states.back())
             : image.fingerprint);
-    if (process->state == tracer::StateKind::kRegions && process->audit)
+    if (process->state == executor::StateKind::kRegions && process->audit)
       observation.process_after = image.fingerprint;
     observation.heap = image.heap;
     observation.bytes_read = state.size();
@@ -216,7 +216,7 @@ FakeSystem::run(std::span<const tracer::ActionId> path,
       return *error;
     observation.before = regions(state);
     observation.received.emplace_back(1);
-    if (auto *fault = std::get_if<tracer::Fault>(&outcome)) {
+    if (auto *fault = std::get_if<executor::Fault>(&outcome)) {
       observation.fault = *fault;
       observation.fault->step = i;
       observation.process_after.reset();

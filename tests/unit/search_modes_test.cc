@@ -15,6 +15,8 @@
 namespace cmc::search {
 namespace {
 
+using executor::ActionId;
+using executor::Fault;
 using fake::Bytes;
 using fake::FakeSystem;
 using fake::StepOutcome;
@@ -22,8 +24,6 @@ using kv::check;
 using kv::error_of;
 using kv::set_cell;
 using kv::zeros;
-using tracer::ActionId;
-using tracer::Fault;
 
 using kv::kCells;
 // kv's two cells and two bytes of a clock the target reads uncontrolled.

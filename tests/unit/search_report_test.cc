@@ -13,12 +13,12 @@
 namespace cmc::app {
 namespace {
 
-StepNames kv_names(tracer::StateKind state) {
+StepNames kv_names(executor::StateKind state) {
   auto spec = std::make_shared<tracer::TargetSpec>();
   spec->messages = {"SET a\n", "SET b\n"};
   spec->regions = {decoder::Region{"cmc_state", 0, 2}};
   spec->state = state;
-  spec->audit = state == tracer::StateKind::kRegions;
+  spec->audit = state == executor::StateKind::kRegions;
   StepNames names;
   names.spec = spec;
   return names;
@@ -57,7 +57,7 @@ constexpr const char *kLossyLine =
     "\"SET a\\n\"])";
 
 TEST(CheckReport, ALossyAbstractionIsTheFirstLine) {
-  const StepNames names = kv_names(tracer::StateKind::kRegions);
+  const StepNames names = kv_names(executor::StateKind::kRegions);
   const search::Report report = lossy_report();
   EXPECT_EQ(abstraction_caveat(report, names), kLossyLine);
   const std::string text = printed(report, names);
@@ -86,7 +86,7 @@ TEST(CheckReport, AViolationStaysFirst) {
   report.counterexample = {1, 0};
   report.violation = "sticky: byte 1 of cmc_state went 01 -> 00";
   const std::string text =
-      printed(report, kv_names(tracer::StateKind::kRegions));
+      printed(report, kv_names(executor::StateKind::kRegions));
   EXPECT_TRUE(text.starts_with("violated: sticky")) << text;
   EXPECT_NE(text.find("\nregion abstraction: 2 of 5 merges joined states"),
             std::string::npos)
@@ -94,7 +94,7 @@ TEST(CheckReport, AViolationStaysFirst) {
 }
 
 TEST(CheckReport, TheProcessStateNamesItsHeap) {
-  const StepNames names = kv_names(tracer::StateKind::kProcess);
+  const StepNames names = kv_names(executor::StateKind::kProcess);
   search::Report report;
   report.heap.allocator = "glibc malloc";
   report.heap.canonical = true;
@@ -118,7 +118,7 @@ TEST(CheckReport, TheProcessStateNamesItsHeap) {
   EXPECT_EQ(json["bytes_hashed_per_state"], 500);
 
   report.heap = {"raw bytes (no glibc malloc arena found)", false};
-  EXPECT_NE(printed(report, kv_names(tracer::StateKind::kRaw))
+  EXPECT_NE(printed(report, kv_names(executor::StateKind::kRaw))
                 .find("\nstate: the whole process, every byte as read "
                       "(--dedup raw); heap: raw bytes (no glibc malloc arena "
                       "found); "),
@@ -136,7 +136,7 @@ std::vector<std::string> keys_of(const nlohmann::json &json) {
 // A report reader finds the same keys whatever the verdict: an error that
 // stops the check before a verdict has them all, null where it has none.
 TEST(CheckReport, EveryVerdictHasTheSameKeys) {
-  const StepNames names = kv_names(tracer::StateKind::kRegions);
+  const StepNames names = kv_names(executor::StateKind::kRegions);
   search::Report violated = lossy_report();
   violated.verdict = search::Verdict::kViolated;
   violated.counterexample = {1, 0};

@@ -15,21 +15,21 @@
 namespace cmc::search {
 namespace {
 
+using executor::ActionId;
 using fake::FakeSystem;
-using tracer::ActionId;
 
 // Stands for a snapshot executor: each run after its first says it
 // restored a saved state, refused one on the way and asks to be checked.
 // With wrong, a restored run's last state has cell 0 flipped, as a restore
 // that went wrong would leave it. A replay_only() executor (the search's
 // probe) runs honestly.
-class Restoring final : public tracer::Executor {
+class Restoring final : public executor::Executor {
 public:
   Restoring(FakeSystem &system, bool wrong) : system_(system), wrong_(wrong) {}
-  Result<tracer::Observation> run(std::span<const ActionId> path) override {
+  Result<executor::Observation> run(std::span<const ActionId> path) override {
     fake::RunRequest request;
     request.mask = mask_;
-    Result<tracer::Observation> seen = system_.run(path, request);
+    Result<executor::Observation> seen = system_.run(path, request);
     if (!seen || replay_only_ || runs_++ == 0)
       return seen;
     seen->restored = true;

@@ -16,14 +16,14 @@
 namespace cmc::search {
 namespace {
 
+using executor::ActionId;
+using executor::StateKind;
 using fake::Bytes;
 using fake::FakeProcess;
 using fake::FakeSystem;
 using fake::StepOutcome;
 using kv::error_of;
 using kv::zeros;
-using tracer::ActionId;
-using tracer::StateKind;
 
 using kv::kCells;
 const decoder::Location kScratch{"heap chunk 1 (32 B)", 0};
@@ -231,14 +231,14 @@ TEST(ProcessState, BytesThatDifferNowAndThenAreNamed) {
 
 // An executor that reads only the parent state and the state after the
 // step: the others' fingerprints are kNotRead.
-class LastTwoStates final : public tracer::Executor {
+class LastTwoStates final : public executor::Executor {
 public:
   explicit LastTwoStates(FakeSystem &system) : inner_(system) {}
-  Result<tracer::Observation> run(std::span<const ActionId> path) override {
-    Result<tracer::Observation> seen = inner_.run(path);
+  Result<executor::Observation> run(std::span<const ActionId> path) override {
+    Result<executor::Observation> seen = inner_.run(path);
     if (seen && seen->fingerprints.size() > 2)
       std::fill(seen->fingerprints.begin(), seen->fingerprints.end() - 2,
-                tracer::kNotRead);
+                executor::kNotRead);
     return seen;
   }
 

@@ -14,6 +14,8 @@
 namespace cmc::search {
 namespace {
 
+using executor::ActionId;
+using executor::Fault;
 using fake::Bytes;
 using fake::FakeSystem;
 using fake::StepOutcome;
@@ -22,8 +24,6 @@ using kv::error_of;
 using kv::set_cell;
 using kv::set_cell_buggy;
 using kv::zeros;
-using tracer::ActionId;
-using tracer::Fault;
 
 std::vector<RegionLayout> cells_layout(std::size_t n) {
   return {RegionLayout{"cmc_state", 0, n}};
@@ -106,7 +106,7 @@ TEST(BreadthFirst, CoverageIdenticalForAnyJobs) {
   for (const unsigned jobs : {1U, 2U, 8U}) {
     FakeSystem kv(zeros(6), set_cell);
     kv.set_effects([](const Bytes &state, ActionId action) {
-      tracer::StepEffects effects;
+      executor::StepEffects effects;
       effects.length = 4;
       effects.read = action == 1 && state.at(0) == std::byte{0} ? 0 : 4;
       effects.waits_in = "clock_nanosleep";
@@ -324,10 +324,10 @@ TEST(BreadthFirst, FaultOnFirstStepIsAViolation) {
 
 // Two runs that agree on every region byte but not on a file the target
 // wrote: the report names the file.
-class FileNoise final : public tracer::Executor {
+class FileNoise final : public executor::Executor {
 public:
-  Result<tracer::Observation> run(std::span<const ActionId> path) override {
-    tracer::Observation seen;
+  Result<executor::Observation> run(std::span<const ActionId> path) override {
+    executor::Observation seen;
     seen.fingerprints.assign(path.size() + 1, Fingerprint{runs_, 0});
     seen.files_after = {{"./binlog", 7}, {"./log", runs_++}};
     return seen;
@@ -339,7 +339,7 @@ private:
 
 TEST(Nondeterminism, NamesTheFileTwoRunsDisagreeOn) {
   FileNoise executor;
-  const Result<tracer::Observation> seen =
+  const Result<executor::Observation> seen =
       replay_twice(executor, std::vector<ActionId>{0}, {}, nullptr);
   ASSERT_FALSE(seen);
   EXPECT_EQ(seen.error().message,
@@ -511,7 +511,7 @@ namespace {
 
 // A clock that only ticks: action 0 moves the one-byte state on by one.
 fake::StepOutcome tick_once(const fake::Bytes &state,
-                            tracer::ActionId /*action*/) {
+                            executor::ActionId /*action*/) {
   fake::Bytes next = state;
   next.at(0) = static_cast<std::byte>(static_cast<int>(state.at(0)) + 1);
   return next;

@@ -3,9 +3,9 @@
 
 #include <gtest/gtest.h>
 
-#include "tracer/sources.h"
+#include "executor/sources.h"
 
-namespace cmc::tracer {
+namespace cmc::executor {
 namespace {
 
 TEST(Sources, PatchedRdtscSaysHowManySitesTheLargestRunPatched) {
@@ -42,4 +42,4 @@ TEST(Sources, RdtscInCodeCmcCouldNotScanIsNotControlled) {
 }
 
 } // namespace
-} // namespace cmc::tracer
+} // namespace cmc::executor

@@ -19,6 +19,7 @@
 namespace cmc::app {
 namespace {
 
+using executor::ActionId;
 using fake::Bytes;
 using fake::FakeSystem;
 using fake::StepOutcome;
@@ -30,7 +31,6 @@ using search::kv::kCells;
 using search::kv::set_cell;
 using search::kv::set_cell_buggy;
 using search::kv::zeros;
-using tracer::ActionId;
 using Reached = GraphEdge::Reached;
 
 search::Report searched(FakeSystem &system, unsigned jobs,
@@ -50,7 +50,7 @@ StepNames kv_names(std::size_t cells = 2) {
   for (std::size_t cell = 0; cell < cells; ++cell)
     spec->messages.push_back(fmt::format("SET {}\n", char('a' + cell)));
   spec->regions = {decoder::Region{"cmc_state", 0, cells}};
-  spec->state = tracer::StateKind::kRegions;
+  spec->state = executor::StateKind::kRegions;
   StepNames names;
   names.spec = spec;
   return names;
@@ -114,8 +114,8 @@ TEST(StateGraph, RecordsEveryTransitionInOrder) {
 // kv whose B crashes once cell 0 is set.
 StepOutcome crash_on_b(const Bytes &state, ActionId action) {
   if (action == 1 && state[0] == std::byte{1})
-    return StepOutcome(tracer::Fault{
-        .kind = tracer::Fault::Kind::kSignal, .code = SIGSEGV, .step = 0});
+    return StepOutcome(executor::Fault{
+        .kind = executor::Fault::Kind::kSignal, .code = SIGSEGV, .step = 0});
   return set_cell(state, action);
 }
 

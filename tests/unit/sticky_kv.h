@@ -14,7 +14,7 @@ namespace cmc::search::kv {
 
 // Action a ("SET a") sets cell a; actions beyond the cells change nothing.
 inline fake::StepOutcome set_cell(const fake::Bytes &state,
-                                  tracer::ActionId action) {
+                                  executor::ActionId action) {
   fake::Bytes next = state;
   if (action < next.size())
     next[action] = std::byte{1};
@@ -23,7 +23,7 @@ inline fake::StepOutcome set_cell(const fake::Bytes &state,
 
 // kv built -DBUG: SET a (action 0) also clears cell 1.
 inline fake::StepOutcome set_cell_buggy(const fake::Bytes &state,
-                                        tracer::ActionId action) {
+                                        executor::ActionId action) {
   fake::Bytes next = std::get<fake::Bytes>(set_cell(state, action));
   if (action == 0)
     next.at(1) = std::byte{0};

@@ -7,7 +7,7 @@
 
 #include <map>
 
-#include "tracer/syscall_table.h"
+#include "tracer/syscalls/syscall_table.h"
 
 namespace cmc::tracer {
 namespace {

@@ -8,8 +8,8 @@
 #include <set>
 #include <string>
 
-#include "tracer/input_wait.h"
-#include "tracer/syscall_table.h"
+#include "tracer/syscalls/input_wait.h"
+#include "tracer/syscalls/syscall_table.h"
 
 namespace cmc::tracer {
 namespace {

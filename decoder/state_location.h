@@ -1,0 +1,33 @@
+#pragma once
+
+#include <compare>
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace cmc::decoder {
+
+// A named byte of a canonical state: piece and offset in it, as
+// "heap chunk 12 (64 B)" + 8, ".bss of beanstalkd" + 0x40,
+// "stack of thread 2" + 16, "registers of thread 1" + 8 (rsp),
+// "fd 7" + 8 (position).
+struct Location {
+  std::string piece;
+  std::size_t offset = 0;
+  friend bool operator==(const Location &, const Location &) = default;
+  friend auto operator<=>(const Location &, const Location &) = default;
+  [[nodiscard]] std::string describe() const; // "heap chunk 12 (64 B)+8"
+};
+
+// A part of the canonical bytes.
+struct StatePiece {
+  std::string name;
+  std::size_t offset = 0; // in CanonicalState::bytes
+  std::size_t size = 0;
+};
+
+// The piece names of a registers piece's words, in user_regs_struct order.
+[[nodiscard]] std::span<const std::string_view> register_names();
+
+} // namespace cmc::decoder

@@ -1,0 +1,37 @@
+#include "executor/executor.h"
+
+#include <fmt/format.h>
+
+#include "util/check.h"
+#include "util/signal_name.h"
+
+namespace cmc::executor {
+
+std::string Fault::describe() const {
+  switch (kind) {
+  case Kind::kSignal:
+    return "killed by " + signal_name(code);
+  case Kind::kExit:
+    return fmt::format("exited with status {}", code);
+  case Kind::kHang:
+    return "hung (it did not wait for input again within the step timeout)";
+  case Kind::kDeadlock:
+    return "deadlocked (every thread waits on a futex, which no thread is "
+           "left to wake)";
+  }
+  return "failed";
+}
+
+std::string Fault::violation() const {
+  std::string text =
+      fmt::format("target {} during step {}", describe(), step + 1);
+  if (!last_output.empty())
+    text += fmt::format("; it last wrote \"{}\"", last_output);
+  return text;
+}
+
+void Executor::set_mask(std::span<const std::size_t> offsets) {
+  CMC_CHECK(offsets.empty(), "this executor cannot mask state bytes");
+}
+
+} // namespace cmc::executor

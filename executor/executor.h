@@ -1,0 +1,185 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "decoder/canonical_state.h"
+#include "executor/frame.h"
+#include "executor/sources.h"
+#include "util/fingerprint.h"
+#include "util/result.h"
+
+namespace cmc::executor {
+
+// Index of one step of the alphabet: the client messages in order, then the
+// clock tick when the search has one.
+using ActionId = std::uint16_t;
+
+// How the target failed while a step was in flight.
+struct Fault {
+  enum class Kind { kSignal, kExit, kHang, kDeadlock };
+  Kind kind = Kind::kSignal;
+  int code = 0; // signal number or exit status; unused for kHang, kDeadlock
+  std::size_t step = 0; // index in the path of the step in flight
+  // The last line the target wrote (escaped, cut short), "" if none or
+  // when its output went to the terminal (--show-output).
+  // (Initialised, as every member, so that designated initializers may
+  // leave them out without GCC's -Wmissing-field-initializers.)
+  std::string last_output{};
+  // Killed by a signal the target raised (a crash): the stack of the
+  // thread it hit, innermost first, as it was delivered; else empty.
+  std::vector<Frame> backtrace{};
+
+  // "killed by SIGSEGV", "exited with status 1", "hung (no quiescence ...)".
+  [[nodiscard]] std::string describe() const;
+  // The violation it is: 'target killed by SIGSEGV during step 2; it last
+  // wrote "..."'.
+  [[nodiscard]] std::string violation() const;
+};
+
+// What a step did to the connections, besides changing the state and
+// bringing replies.
+struct StepEffects {
+  // For a message: its length, and how many of its bytes the target had
+  // read when the step ended (nothing: it closed the connection with bytes
+  // unread, so how many were the message's is not known).
+  std::optional<std::size_t> length;
+  std::optional<std::size_t> read;
+  // The clients whose connection the target closed during the step, and
+  // those of them it closed with bytes it never read (the kernel then
+  // resets the connection and drops them).
+  std::vector<std::size_t> closed;
+  std::vector<std::size_t> dropped;
+  // The calls the target's threads waited in when the step ended
+  // ("epoll_wait"), "" when they ran to their end.
+  std::string waits_in;
+
+  [[nodiscard]] bool read_whole() const {
+    return length && read && *read == *length;
+  }
+  // Known to have left some of its message unread (a step that faulted
+  // is not known to have).
+  [[nodiscard]] bool read_short() const {
+    return length && (read ? *read != *length : !dropped.empty());
+  }
+};
+
+// A file or directory tree the target wrote, by the name it has for it
+// ("./journal", "/var/lib/x"), and the hash of its names, types, modes,
+// sizes and contents.
+struct FileDigest {
+  std::string name;
+  std::uint64_t hash = 0;
+  friend bool operator==(const FileDigest &, const FileDigest &) = default;
+};
+
+// What a state is, for dedup (TargetSpec::state).
+enum class StateKind {
+  kProcess, // the whole process, with a canonical glibc heap (default)
+  kRaw,     // the whole process, every byte as read
+  kRegions, // the declared regions (--region), audited
+  // Each path is its own state: nothing is read to tell states apart and
+  // nothing merges (for a target whose state cmc cannot read the same way
+  // twice: threads that map memory in the order the scheduler decides).
+  kPath,
+};
+
+// An entry of Observation::fingerprints for a state that was not read.
+inline constexpr Fingerprint kNotRead{};
+
+// What one replay of a path showed.
+struct Observation {
+  // fingerprints[i] is the state after i steps; [0] is the initial state.
+  // With a fault at step k it holds the k+1 states reached before it.
+  // A whole-process state (StateKind::kProcess, kRaw) costs a capture:
+  // unless images are kept, only the last state and the one before it
+  // (the state the last step starts from) are read, the others are
+  // kNotRead. With kRegions every state is read.
+  std::vector<Fingerprint> fingerprints;
+  // Region bytes of the state before the last step (empty for an empty path)
+  // and after it (empty when the last step faulted).
+  std::vector<std::byte> before;
+  std::vector<std::byte> after;
+  // The files of the state after the last step (empty when it faulted or
+  // the target wrote none), sorted by name; they are in its fingerprint.
+  std::vector<FileDigest> files_after;
+  std::optional<Fault> fault;
+  // received[i][c]: the bytes client c received during step i (a faulting
+  // step included).
+  std::vector<std::vector<std::string>> received;
+  // effects[i]: what step i did to the connections (a faulting step
+  // included); may be empty when the executor does not know.
+  std::vector<StepEffects> effects;
+  // The bytes of every state, [0] the initial one, when the executor was
+  // asked to keep them (keep_states); else empty.
+  std::vector<std::vector<std::byte>> states;
+  // The sources of time and randomness the target used in this run.
+  Sources sources;
+  // With StateKind::kRegions and TargetSpec::audit: the whole-process
+  // fingerprint of the state after the last step, to audit a merge of it.
+  std::optional<Fingerprint> process_after;
+  // The canonical whole-process states with their bytes, [0] the initial
+  // one, when the executor was asked to keep them (keep_images); else
+  // empty.
+  std::vector<decoder::CanonicalState> images;
+  // The heap walk of the last whole-process state read, and what reading
+  // and hashing it cost.
+  decoder::HeapSummary heap;
+  std::size_t bytes_read = 0;
+  std::size_t bytes_hashed = 0;
+  // With snapshots (TargetSpec::snapshots): whether the run restored a
+  // state it had saved instead of replaying from a fresh start, and
+  // whether the search must check it against a replay of the same path
+  // (the executor's first restored run and one in 64 after); why states
+  // could not be saved or restored in this run; the bytes of the saved
+  // states the executor keeps after it, and how many they are.
+  bool restored = false;
+  bool check_restore = false;
+  std::vector<std::string> refusals;
+  std::size_t snapshot_bytes = 0;
+  std::size_t snapshots_kept = 0;
+};
+
+// Runs paths on a fresh target each time (stateless replay). The search
+// talks only to this interface; the ptrace backend and the unit tests' fake
+// implement it. An instance is used by one thread at a time.
+class Executor {
+public:
+  Executor() = default;
+  Executor(const Executor &) = delete;
+  Executor &operator=(const Executor &) = delete;
+  Executor(Executor &&) = delete;
+  Executor &operator=(Executor &&) = delete;
+  virtual ~Executor() = default;
+
+  // Starts the target, brings it to its initial state and takes the steps of
+  // path in order, stopping at the first fault. An Error means the run could
+  // not be observed at all (the target does not start, a region cannot be
+  // read, the user interrupted): the check cannot go on.
+  virtual Result<Observation> run(std::span<const ActionId> path) = 0;
+
+  // Makes later runs ignore the state bytes at these offsets (volatile
+  // bytes: clocks, counters, pointers): they read as zero in every state,
+  // so neither the fingerprints nor Observation's bytes show them. The
+  // default accepts only an empty mask.
+  virtual void set_mask(std::span<const std::size_t> offsets);
+  // Asks later runs to fill Observation::states, so that a state whose
+  // fingerprint changed can be told apart byte by byte. Optional.
+  virtual void keep_states() {}
+  // Makes later runs read these bytes of the whole-process state as zero
+  // (volatile bytes named by where they are). Optional.
+  virtual void set_process_mask(std::span<const decoder::Location> mask) {
+    static_cast<void>(mask);
+  }
+  // Asks later runs to fill Observation::images. Optional.
+  virtual void keep_images() {}
+  // Makes later runs replay every path from a fresh start, snapshots or
+  // not (the runs that check the others). Optional.
+  virtual void replay_only() {}
+};
+
+} // namespace cmc::executor

@@ -1,0 +1,63 @@
+#include "executor/sources.h"
+
+#include <fmt/format.h>
+
+#include "util/check.h"
+
+namespace cmc::executor {
+namespace {
+
+constexpr std::array<SourceInfo, static_cast<std::size_t>(Source::kCount)>
+    kSources{{
+        {"clock_gettime", "virtual clock", true},
+        {"gettimeofday", "virtual clock", true},
+        {"time", "virtual clock", true},
+        {"clock_getres", "answered 1 ns", true},
+        {"getcpu", "answered CPU 0, node 0", true},
+        {"timed wait", "timeout fires on a tick past its deadline", true},
+        {"nanosleep", "wakes on a tick past its deadline", true},
+        {"timerfd", "expires on a tick past its deadline", true},
+        {"getrandom", "seeded generator (--seed)", true},
+        {"/dev/urandom", "seeded generator (--seed)", true},
+        {"AT_RANDOM", "overwritten from the seed at exec", true},
+        {"rdtsc", "trapped (PR_SET_TSC), virtual clock", true},
+        {"rdtsc",
+         "sites patched with int3 (PR_SET_TSC does not trap here), "
+         "virtual clock",
+         true},
+        {"rdtsc",
+         "sites patched with int3 before the program's entry, where "
+         "PR_SET_TSC is set, virtual clock",
+         true},
+        {"rdtsc",
+         "PR_SET_TSC does not trap here and code cmc could not scan "
+         "is mapped: its rdtsc sites, if any, run unpatched",
+         false},
+        {"rseq", "refused with ENOSYS", true},
+        {"io_uring_setup", "refused with ENOSYS", true},
+        {"rdrand", "cannot be trapped without CPUID faulting", false},
+        {"times/getrusage/sysinfo", "passed through to the kernel", false},
+    }};
+
+} // namespace
+
+const SourceInfo &source_info(Source source) {
+  const auto row = static_cast<std::size_t>(source);
+  CMC_CHECK(row < kSources.size(), "unknown source");
+  return kSources[row];
+}
+
+std::string control_text(Source source, const Sources &sources) {
+  if (source == Source::kRdtscPatched)
+    return fmt::format("patched {} sites with int3 (PR_SET_TSC does not "
+                       "trap here), virtual clock",
+                       sources.tsc_sites());
+  if (source == Source::kRdtscBeforeEntry)
+    return fmt::format("patched {} sites with int3 before the program's "
+                       "entry (ld.so and the constructors run before "
+                       "PR_SET_TSC is set there), virtual clock",
+                       sources.tsc_sites());
+  return std::string(source_info(source).control);
+}
+
+} // namespace cmc::executor

@@ -1,0 +1,89 @@
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace cmc::executor {
+
+// The sources of time and randomness a target can reach, each a row of
+// source_table(). A row names what the target used and how cmc answered
+// it; rows with controlled == false are ones cmc saw but does not control.
+enum class Source : std::uint8_t {
+  kClockGettime,
+  kGettimeofday,
+  kTime,
+  kClockGetres,
+  kGetcpu,
+  kTimedWait, // poll, epoll_wait, select, ... with a finite timeout
+  kSleep,     // nanosleep, clock_nanosleep
+  kTimerfd,   // timerfd_settime, timerfd_gettime
+  kGetrandom,
+  kDevRandom,         // read() of /dev/urandom or /dev/random
+  kAtRandom,          // the 16 bytes of AT_RANDOM in the auxiliary vector
+  kRdtsc,             // rdtsc and rdtscp, trapped by PR_SET_TSC
+  kRdtscPatched,      // rdtsc and rdtscp at sites patched with int3
+  kRdtscBeforeEntry,  // the same where PR_SET_TSC traps, before the entry
+  kRdtscUncontrolled, // rdtsc: no trap, and code mapped that cmc could not
+                      // scan
+  kRseq,
+  kIoUring,
+  kRdrand, // rdrand/rdseed: no trap without CPUID faulting
+  kTimes,  // times(), getrusage(), sysinfo(): passed through
+  kCount,
+};
+
+// How the target reached a source.
+enum class Via : std::uint8_t {
+  kSyscall, // a system call, stopped by the seccomp filter
+  kVdso,    // a vDSO function, patched to make the system call
+  kOther,   // an instruction or the auxiliary vector
+};
+
+struct SourceInfo {
+  std::string_view name;    // "clock_gettime", "/dev/urandom", ...
+  std::string_view control; // "virtual clock", "seeded generator", ...
+  bool controlled;
+};
+
+[[nodiscard]] const SourceInfo &source_info(Source source);
+
+// Which sources a run (or a whole search) used, and by which way.
+class Sources {
+public:
+  void note(Source source, Via via) {
+    bits_ |= std::uint64_t{1} << bit(source, via);
+  }
+  [[nodiscard]] bool used(Source source, Via via) const {
+    return (bits_ >> bit(source, via) & 1) != 0;
+  }
+  // The number of rdtsc sites a run patched (kRdtscPatched,
+  // kRdtscBeforeEntry).
+  void note_tsc_sites(std::size_t count) {
+    tsc_sites_ = std::max(tsc_sites_, count);
+  }
+  [[nodiscard]] std::size_t tsc_sites() const { return tsc_sites_; }
+  void merge(const Sources &other) {
+    bits_ |= other.bits_;
+    note_tsc_sites(other.tsc_sites_);
+  }
+  friend bool operator==(const Sources &, const Sources &) = default;
+
+private:
+  static constexpr unsigned bit(Source source, Via via) {
+    return static_cast<unsigned>(source) * 3 + static_cast<unsigned>(via);
+  }
+  static_assert(static_cast<unsigned>(Source::kCount) * 3 <= 64);
+  std::uint64_t bits_ = 0;
+  std::size_t tsc_sites_ = 0;
+};
+
+// How cmc answered a source used, as the report says it: source_info's
+// control, with the number of sites patched for kRdtscPatched and
+// kRdtscBeforeEntry.
+[[nodiscard]] std::string control_text(Source source, const Sources &sources);
+
+} // namespace cmc::executor

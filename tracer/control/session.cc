@@ -1,0 +1,619 @@
+#include "tracer/control/session.h"
+
+#include <netinet/in.h>
+#include <sched.h>
+
+#include <cerrno>
+#include <csignal>
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "tracer/process/backtrace.h"
+#include "tracer/process/ptrace_unsafe.h"
+#include "tracer/process/watchdog.h"
+#include "tracer/syscalls/input_wait.h"
+#include "util/log.h"
+#include "util/signal_name.h"
+
+namespace cmc::tracer {
+namespace {
+
+// After start-up the regions are addresses in one program: another
+// program's memory at those addresses is not the state.
+Error exec_error(pid_t pid) {
+  std::error_code unreadable;
+  const auto program = std::filesystem::read_symlink(
+      fmt::format("/proc/{}/exe", pid), unreadable);
+  return Error{fmt::format(
+      "the target executed another program ({}) during a step; cmc checks "
+      "one program and cannot read the state of the new one",
+      unreadable ? "unknown" : program.string())};
+}
+
+// Whether error, met while cmc had thread tid stopped, shows the target
+// gone: a call found it so, or tid is no longer stopped (a call's error
+// may not say why it failed).
+bool gone(const Error &error, pid_t tid) {
+  return error.target_gone() || !sys::still_stopped(tid);
+}
+
+Error new_process_error(pid_t pid) {
+  return Error{fmt::format("the target started a process (pid {}); cmc "
+                           "checks single-process servers for now",
+                           pid)};
+}
+
+} // namespace
+
+Result<std::optional<executor::Fault>> Session::run_until_quiescent() {
+  if (auto released = release_held(); !released)
+    return released.error();
+  while (true) {
+    auto status = next_stop();
+    if (!status)
+      return status.error();
+    if (!*status)
+      break;
+    auto fault = on_stop(**status);
+    if (!fault && gone(fault.error(), tracee_.focused())) {
+      ending();
+      continue;
+    }
+    if (!fault || *fault)
+      return fault;
+  }
+  // Quiescent. With no thread held in a wait, every one sleeps on a futex
+  // that only another of them could wake.
+  for (const auto &[tid, thread] : threads_)
+    if (thread.run == Thread::Run::kHeld)
+      return std::optional<executor::Fault>();
+  return std::optional(
+      executor::Fault{.kind = executor::Fault::Kind::kDeadlock});
+}
+
+Result<std::optional<executor::Fault>> Session::run_until_serving() {
+  while (true) {
+    auto fault = run_until_quiescent();
+    if (!fault || *fault)
+      return fault;
+    auto serving = waits_for_client();
+    if (!serving && serving.error().target_gone()) {
+      ending();
+      continue; // run_until_quiescent reports how it ended
+    }
+    if (!serving)
+      return serving.error();
+    const auto deadline = next_deadline();
+    if (*serving || !deadline)
+      return fault;
+    CMC_LOG_DEBUG("tracer", "start-up: the clock runs to {} ns",
+                  deadline->count());
+    if (auto advanced =
+            advance_clock(*deadline - environment_.clock().elapsed());
+        !advanced)
+      return advanced.error();
+  }
+}
+
+Result<bool> Session::waits_for_client() {
+  for (const auto &[tid, thread] : threads_) {
+    if (thread.run != Thread::Run::kHeld ||
+        thread.waiting->call->blocks == nullptr)
+      continue; // not held in a wait for input
+    if (!listening_fd_)
+      return true;
+    auto waits = waits_on(tracee_, *thread.waiting->call, thread.waiting->regs,
+                          *listening_fd_);
+    if (!waits || *waits)
+      return waits;
+  }
+  return false;
+}
+
+std::optional<std::chrono::nanoseconds> Session::next_deadline() const {
+  std::optional<std::chrono::nanoseconds> earliest;
+  for (const auto &[tid, thread] : threads_)
+    if (thread.run == Thread::Run::kHeld && thread.waiting->deadline &&
+        (!earliest || *thread.waiting->deadline < *earliest))
+      earliest = thread.waiting->deadline;
+  return earliest;
+}
+
+Result<std::optional<WaitStatus>> Session::next_stop() {
+  while (true) {
+    const bool running = std::ranges::any_of(threads_, [](const auto &entry) {
+      return entry.second.run == Thread::Run::kRunning ||
+             entry.second.run == Thread::Run::kStarting;
+    });
+    auto status = tracee_.wait(running);
+    if (!status || *status || running)
+      return status;
+    // Only parked threads may still move: each is about to sleep in its
+    // futex wait, or was woken and is about to stop at its exit. A thread
+    // found asleep with every other one stopped or asleep stays so.
+    bool asleep = true;
+    for (const auto &[tid, thread] : threads_) {
+      if (thread.run != Thread::Run::kParked)
+        continue;
+      // A thread woken that ended is not asleep: waitpid reports its end.
+      auto sleeps = tracee_.asleep_in_futex(tid);
+      if (!sleeps && !sleeps.error().target_gone())
+        return sleeps.error();
+      asleep = asleep && sleeps && *sleeps;
+    }
+    if (!asleep) {
+      sched_yield();
+      continue;
+    }
+    // A thread held in a wait that another thread ended (it wrote to the
+    // pipe or changed the futex word) runs on; else it is quiescent.
+    auto released = threads_.size() > 1 ? release_held() : Result<bool>(false);
+    if (!released)
+      return released.error();
+    if (!*released)
+      return std::optional<WaitStatus>();
+  }
+}
+
+Result<bool> Session::release_held() {
+  bool released = false;
+  for (auto &[tid, thread] : threads_) {
+    auto checked = thread.run == Thread::Run::kHeld ? recheck(tid, thread)
+                                                    : Result<void>();
+    if (!checked && !gone(checked.error(), tid))
+      return checked.error();
+    if (!checked) {
+      ending();
+      return true; // each thread reports its end
+    }
+    if (thread.run == Thread::Run::kReady) {
+      tracee_.focus(tid);
+      proceed(thread, Next::kRun);
+      released = true;
+    }
+  }
+  return released;
+}
+
+Result<Session::Thread *> Session::current() {
+  const pid_t tid = tracee_.focused();
+  if (auto found = threads_.find(tid); found != threads_.end())
+    return &found->second;
+  // Adopted first: the leader's end is not reported while a thread of it
+  // is left unreaped, and the Tracee reaps those it adopted.
+  tracee_.adopt(tid);
+  auto thread = tracee_.is_thread(tid);
+  if (!thread)
+    return thread.error();
+  if (!*thread)
+    return nullptr;
+  Thread &added = threads_[tid];
+  added.index = threads_created_++;
+  added.run = Thread::Run::kStarting;
+  return &added;
+}
+
+void Session::proceed(Thread &thread, Next next, int signal) {
+  thread.run = next == Next::kHold   ? Thread::Run::kHeld
+               : next == Next::kPark ? Thread::Run::kParked
+                                     : Thread::Run::kRunning;
+  if (next != Next::kHold)
+    tracee_.resume(signal, thread.awaiting_exit || next == Next::kPark);
+}
+
+Result<std::optional<executor::Fault>>
+Session::on_stop(const WaitStatus &status) {
+  const pid_t tid = tracee_.focused();
+  if (status.gone()) {
+    if (tid == tracee_.pid())
+      return std::optional(fault_of(status));
+    threads_.erase(tid); // a thread ended; the others go on
+    tracee_.forget(tid);
+    return std::optional<executor::Fault>();
+  }
+  auto thread = current();
+  if (!thread)
+    return thread.error();
+  if (*thread == nullptr)
+    return new_process_error(tid);
+  if (auto handled = on_thread_stop(tid, **thread, status); !handled)
+    return handled.error();
+  return std::optional<executor::Fault>();
+}
+
+Result<void> Session::on_thread_stop(pid_t tid, Thread &self,
+                                     const WaitStatus &status) {
+  if (status.syscall_stop()) {
+    if (auto returned = on_syscall_stop(self); !returned)
+      return returned.error();
+    proceed(self, Next::kRun);
+    return {};
+  }
+  if (status.seccomp_stop()) {
+    auto next = on_seccomp_stop(self);
+    if (!next)
+      return next.error();
+    proceed(self, *next);
+    return {};
+  }
+  const int event = status.ptrace_event();
+  if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
+      event == PTRACE_EVENT_VFORK) {
+    if (auto created = on_new_task(event); !created)
+      return created.error();
+    proceed(self, Next::kRun);
+    return {};
+  }
+  if (event == PTRACE_EVENT_EXEC)
+    return on_exec(tid, self);
+  // A new thread starts in a SIGSTOP stop of ptrace's. A signal-delivery
+  // stop passes the signal on unless cmc answers it; other event stops
+  // resume with no signal.
+  const bool first_stop =
+      self.run == Thread::Run::kStarting && status.stop_signal() == SIGSTOP;
+  int signal = 0;
+  if (!first_stop && event == 0 && !status.group_stop()) {
+    auto deliver = on_signal(status.stop_signal());
+    if (!deliver)
+      return deliver.error();
+    signal = *deliver;
+  }
+  proceed(self, Next::kRun, signal);
+  return {};
+}
+
+Result<void> Session::on_exec(pid_t tid, Thread &self) {
+  if (program_fixed_)
+    return exec_error(tracee_.pid());
+  // execve killed the other threads; each ends without a stop (the one
+  // that called it, now the leader, under its old id without a report).
+  std::erase_if(threads_,
+                [&](const auto &entry) { return entry.first != tid; });
+  self.waiting.reset();
+  self.awaiting_exit = false;
+  // A new program, with a new vDSO and auxiliary vector.
+  if (watcher_ != nullptr)
+    watcher_->new_program();
+  if (auto controlled = take_control(); !controlled)
+    return controlled.error();
+  proceed(self, Next::kRun);
+  return {};
+}
+
+// At the creator's clone, fork or vfork stop. A new thread may have
+// stopped (and been registered) already.
+Result<std::optional<executor::Fault>> Session::on_new_task(int event) {
+  auto pid = tracee_.event_message();
+  if (!pid)
+    return pid.error();
+  const auto tid = static_cast<pid_t>(*pid);
+  if (event == PTRACE_EVENT_CLONE && threads_.contains(tid))
+    return std::optional<executor::Fault>();
+  tracee_.adopt(tid);
+  auto thread = event == PTRACE_EVENT_CLONE ? tracee_.is_thread(tid)
+                                            : Result<bool>(false);
+  if (!thread)
+    return thread.error();
+  if (!*thread)
+    return new_process_error(tid);
+  Thread &added = threads_[tid];
+  added.index = threads_created_++;
+  added.run = Thread::Run::kStarting;
+  return std::optional<executor::Fault>();
+}
+
+Result<executor::Fault> Session::await_end() {
+  // A dying target's SIGKILL ends every stop: a thread still stopped is
+  // not one, and its end would never come.
+  for (const auto &[tid, thread] : threads_)
+    if ((thread.run == Thread::Run::kHeld ||
+         thread.run == Thread::Run::kReady) &&
+        sys::still_stopped(tid))
+      return Error{fmt::format("the target was found gone, but its thread "
+                               "{} is still stopped",
+                               tid)};
+  ending();
+  auto fault = run_until_quiescent();
+  if (!fault)
+    return fault.error();
+  if (!*fault || (*fault)->kind == executor::Fault::Kind::kDeadlock)
+    return Error{"the target was found gone, but its threads ran on"};
+  return **fault;
+}
+
+Result<void> Session::advance_clock(std::chrono::nanoseconds by) {
+  environment_.clock().advance(by);
+  if (auto fired =
+          environment_.timers().fire_due(tracee_, environment_.clock());
+      !fired) {
+    if (!fired.error().target_gone())
+      return fired;
+    ending(); // run_until_quiescent reports how it ended
+    return {};
+  }
+  for (auto &[tid, thread] : threads_) {
+    if (thread.run != Thread::Run::kHeld || !thread.waiting->deadline ||
+        *thread.waiting->deadline > environment_.clock().elapsed())
+      continue;
+    const Waiting fired = *thread.waiting;
+    thread.waiting.reset();
+    thread.run = Thread::Run::kReady;
+    tracee_.focus(tid);
+    auto ended = fired.result_at_deadline
+                     ? skip(thread, fired.regs, *fired.result_at_deadline)
+                     : expire(tracee_, *fired.call, fired.regs);
+    if (!ended && !gone(ended.error(), tid))
+      return ended;
+    if (!ended) {
+      ending();
+      return {};
+    }
+  }
+  return {};
+}
+
+std::uint64_t Session::hidden_state() const {
+  std::vector<std::int64_t> words{environment_.clock().elapsed().count()};
+  // Threads by creation order (their ids differ from run to run), each
+  // held in a wait with its deadline, or parked.
+  std::map<std::size_t, const Thread *> threads;
+  for (const auto &[tid, thread] : threads_)
+    threads[thread.index] = &thread;
+  for (const auto &[index, thread] : threads) {
+    const bool held = thread->run == Thread::Run::kHeld;
+    words.insert(words.end(), {static_cast<std::int64_t>(index),
+                               static_cast<std::int64_t>(thread->run),
+                               held && thread->waiting->deadline
+                                   ? thread->waiting->deadline->count()
+                                   : -1});
+  }
+  environment_.timers().for_each([&](int fd, std::chrono::nanoseconds deadline,
+                                     std::chrono::nanoseconds interval) {
+    words.insert(words.end(), {fd, deadline.count(), interval.count()});
+  });
+  return XXH3_64bits(words.data(), words.size() * sizeof words[0]);
+}
+
+std::string Session::waits_in() const {
+  std::map<std::size_t, std::string_view> calls;
+  for (const auto &[tid, thread] : threads_) {
+    if (thread.run == Thread::Run::kParked)
+      calls[thread.index] = "futex";
+    else if (thread.run == Thread::Run::kHeld && thread.waiting &&
+             thread.waiting->call != nullptr)
+      calls[thread.index] = thread.waiting->call->name;
+  }
+  std::vector<std::string_view> names;
+  for (const auto &[index, name] : calls)
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      names.push_back(name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+std::vector<ThreadRegisters> Session::thread_registers() const {
+  std::map<std::size_t, ThreadRegisters> threads;
+  for (const auto &[tid, thread] : threads_)
+    threads[thread.index] = {tid, thread.entered};
+  std::vector<ThreadRegisters> ordered;
+  for (const auto &[index, thread] : threads)
+    ordered.push_back(thread);
+  return ordered;
+}
+
+void Session::ending() {
+  for (auto &[tid, thread] : threads_) {
+    thread.run = Thread::Run::kRunning;
+    thread.waiting.reset();
+    thread.awaiting_exit = false;
+  }
+}
+
+executor::Fault Session::fault_of(const WaitStatus &status) const {
+  if (tracee_.lease().expired())
+    return executor::Fault{.kind = executor::Fault::Kind::kHang};
+  if (status.exited())
+    return executor::Fault{.kind = executor::Fault::Kind::kExit,
+                           .code = status.exit_status()};
+  executor::Fault fault{.kind = executor::Fault::Kind::kSignal,
+                        .code = status.term_signal()};
+  fault.backtrace = crash_backtrace_;
+  return fault;
+}
+
+void Session::crashed(int signal) {
+  static constexpr std::array kCrashes{SIGSEGV, SIGBUS,  SIGILL,
+                                       SIGFPE,  SIGABRT, SIGSYS};
+  if (!crash_backtrace_.empty() ||
+      std::ranges::find(kCrashes, signal) == kCrashes.end())
+    return;
+  // A few frames: where it crashed and the calls that led there.
+  auto backtracer = Backtracer::attach(tracee_.focused());
+  if (!backtracer)
+    return;
+  if (auto frames = backtracer->unwind(8))
+    crash_backtrace_ = std::move(*frames);
+}
+
+Result<void> Session::skip(Thread &thread, user_regs_struct regs, long result) {
+  regs.orig_rax = static_cast<std::uint64_t>(-1);
+  regs.rax = static_cast<std::uint64_t>(result);
+  if (auto set = tracee_.set_registers(regs); !set)
+    return set;
+  if (!thread.awaiting_exit)
+    return {};
+  thread.awaiting_exit = false;
+  return watcher_->returned(tracee_, regs);
+}
+
+Result<void> Session::on_syscall_stop(Thread &thread) {
+  auto exit = tracee_.at_syscall_exit();
+  if (!exit)
+    return exit.error();
+  // An entry stop means the exit of the call awaited was not seen (the
+  // target was stopped another way in between): nothing to report.
+  const bool returned = thread.awaiting_exit && *exit;
+  thread.awaiting_exit = false;
+  if (!returned)
+    return {};
+  auto regs = tracee_.registers();
+  if (!regs)
+    return regs.error();
+  return watcher_->returned(tracee_, *regs);
+}
+
+Result<Session::Next> Session::on_seccomp_stop(Thread &thread) {
+  auto data = tracee_.event_message();
+  if (!data)
+    return data.error();
+  const Syscall *call = syscall_at(*data);
+  if (call == nullptr)
+    return Error{fmt::format("unexpected seccomp stop (data {})", *data)};
+  auto regs = tracee_.registers();
+  if (!regs)
+    return regs.error();
+  thread.entered = *regs;
+  // rip is past the instruction: syscall, sysenter and int 0x80 are 2 bytes.
+  CMC_LOG_DEBUG("tracer", "tid {}: {} ({}) at {:#x}", tracee_.focused(),
+                call->name, static_cast<long>(regs->orig_rax), regs->rip - 2);
+  if (watcher_ != nullptr) {
+    if (auto seen = watcher_->entered(tracee_, environment_.vdso(), *regs);
+        !seen)
+      return seen.error();
+    thread.awaiting_exit = watcher_->wants_results();
+  }
+  if (call->source)
+    environment_.note(*call->source, *regs);
+  SeccompStop stop{tracee_, environment_,  *call,
+                   *regs,   listening_fd_, unrestorable_calls_};
+  auto action = call->handler(stop);
+  if (!action)
+    return action.error();
+  return act(thread, *call, *regs, *action);
+}
+
+Result<Session::Next> Session::act(Thread &thread, const Syscall &call,
+                                   const user_regs_struct &regs,
+                                   const Action &action) {
+  switch (action.kind) {
+  case Action::Kind::kRun:
+    return Next::kRun;
+  case Action::Kind::kAnswer:
+    if (auto skipped = skip(thread, regs, action.result); !skipped)
+      return skipped.error();
+    return Next::kRun;
+  case Action::Kind::kHold:
+    thread.waiting = Waiting{&call, regs, action.deadline,
+                             action.result_at_deadline, action.recheck};
+    return Next::kHold;
+  case Action::Kind::kPark:
+    return Next::kPark;
+  }
+  return Next::kRun;
+}
+
+Result<void> Session::recheck(pid_t tid, Thread &thread) {
+  const Waiting &waiting = *thread.waiting;
+  if (waiting.recheck == nullptr)
+    return {};
+  auto over = waiting.recheck(tracee_, *waiting.call, waiting.regs);
+  if (!over)
+    return over.error();
+  if (!*over)
+    return {};
+  if ((*over)->kind == Action::Kind::kAnswer) {
+    tracee_.focus(tid);
+    if (auto skipped = skip(thread, waiting.regs, (*over)->result); !skipped)
+      return skipped;
+  }
+  thread.waiting.reset();
+  thread.run = Thread::Run::kReady;
+  return {};
+}
+
+Result<int> Session::on_signal(int signal) {
+  CMC_LOG_DEBUG("tracer", "pid {}: signal {}", tracee_.pid(),
+                signal_name(signal));
+  if (signal == SIGSEGV) {
+    auto emulated = environment_.emulate_tsc(tracee_);
+    if (!emulated)
+      return emulated.error();
+    if (*emulated)
+      return 0;
+    auto info = tracee_.signal_info();
+    const auto address =
+        info ? reinterpret_cast<std::uint64_t>(info->si_addr) : 0;
+    if (info && environment_.vdso().in_clock_pages(address)) {
+      auto regs = tracee_.registers();
+      return Error{fmt::format(
+          "the target read the kernel's clock page [vvar] at {:#x} (code at "
+          "{:#x}): a time read that bypasses the vDSO functions cmc "
+          "controls",
+          address, regs ? regs->rip : 0)};
+    }
+  }
+  if (signal == SIGTRAP) {
+    auto answered = environment_.at_breakpoint(tracee_);
+    if (!answered)
+      return answered.error();
+    if (*answered)
+      return 0;
+  }
+  if (signal == SIGILL) {
+    auto regs = tracee_.registers();
+    if (!regs)
+      return regs.error();
+    if (const auto *function = environment_.vdso().function_at(regs->rip))
+      return Error{fmt::format("the target called the vDSO function {}, "
+                               "which cmc does not control",
+                               function->name)};
+  }
+  crashed(signal);
+  return signal;
+}
+
+Result<std::optional<sockaddr_storage>> Session::listen_address() const {
+  if (!listening_fd_)
+    return std::optional<sockaddr_storage>();
+  auto socket = tracee_.duplicate_fd(*listening_fd_);
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  if (!socket ||
+      getsockname(socket->get(), reinterpret_cast<sockaddr *>(&address),
+                  &length) != 0)
+    return Error{"cannot read the address of the target's listening socket"};
+  if (address.ss_family == AF_INET) {
+    auto &in4 = reinterpret_cast<sockaddr_in &>(address);
+    if (in4.sin_addr.s_addr == htonl(INADDR_ANY))
+      in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  } else if (address.ss_family == AF_INET6) {
+    auto &in6 = reinterpret_cast<sockaddr_in6 &>(address);
+    if (IN6_IS_ADDR_UNSPECIFIED(&in6.sin6_addr))
+      in6.sin6_addr = in6addr_loopback;
+  } else {
+    return Error{"the target listens on a socket that is not TCP/IP; cmc "
+                 "connects to TCP servers only for now"};
+  }
+  return std::optional(address);
+}
+
+Session::Saved Session::save() const {
+  return {environment_, threads_, threads_created_, listening_fd_};
+}
+
+void Session::restore(const Saved &saved) {
+  environment_ = saved.environment;
+  threads_ = saved.threads;
+  threads_created_ = saved.threads_created;
+  listening_fd_ = saved.listening_fd;
+}
+
+} // namespace cmc::tracer

@@ -1,0 +1,214 @@
+#pragma once
+
+#include <sys/socket.h>
+#include <sys/user.h>
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "executor/executor.h"
+#include "tracer/process/tracee.h"
+#include "tracer/syscalls/environment.h"
+#include "tracer/syscalls/syscall_table.h"
+#include "tracer/syscalls/syscall_watcher.h"
+#include "util/result.h"
+
+namespace cmc::tracer {
+
+// Drives one traced target from one quiescent point to the next, answers
+// its reads of time and randomness from the Environment, and learns the
+// address it listens on from its own listen().
+class Session {
+public:
+  Session(Tracee &tracee, std::uint64_t seed)
+      : tracee_(tracee),
+        environment_(seed), threads_{
+                                {tracee.pid(), Thread{0, Thread::Run::kReady,
+                                                      std::nullopt, false}}} {}
+
+  // At the exec stop, before the target's first instruction.
+  [[nodiscard]] Result<void> take_control() {
+    return environment_.take_control(tracee_);
+  }
+
+  // From now on an exec of another program ends the run with an Error (at
+  // start-up, as when a wrapper execs the server, cmc follows it).
+  void fix_program() { program_fixed_ = true; }
+
+  // Runs the target until it is quiescent: every thread waits for input
+  // that cmc has not sent or for the virtual clock (it is then stopped on
+  // entry to that call), or sleeps in a futex wait with no timeout, which
+  // only another thread can end; or until it ends. A thread still waiting
+  // as it was is not resumed at all. Returns nothing when quiescent, the
+  // Fault when it died, exited, hung or deadlocked (every thread in a futex
+  // wait; step field unset), an Error when it cannot be followed or it
+  // reached for something cmc does not control.
+  [[nodiscard]] Result<std::optional<executor::Fault>> run_until_quiescent();
+
+  // run_until_quiescent() for start-up: sleeps and timed waits before the
+  // target first waits for a client (a thread held in a wait that the
+  // listening socket would end) run to their deadlines on the virtual
+  // clock, the earliest first. They are not part of the explored space.
+  [[nodiscard]] Result<std::optional<executor::Fault>> run_until_serving();
+
+  // After a read found the target gone (an Error of kind kTargetGone)
+  // while cmc had it stopped: waits for the end of each of its threads and
+  // returns how it ended; an Error if it was not ending after all.
+  [[nodiscard]] Result<executor::Fault> await_end();
+
+  // Moves the virtual clock on. A wait or sleep whose deadline it passes
+  // times out when run_until_quiescent next resumes the target.
+  [[nodiscard]] Result<void> advance_clock(std::chrono::nanoseconds by);
+
+  // The TCP address the target listens on, as a client reaches it
+  // (a wildcard address becomes loopback). Nothing before listen().
+  [[nodiscard]] Result<std::optional<sockaddr_storage>> listen_address() const;
+
+  // Shows watcher every system call the filter stops from now on.
+  void watch(SyscallWatcher &watcher) { watcher_ = &watcher; }
+
+  [[nodiscard]] const Environment &environment() const { return environment_; }
+  // What decides the target's future beyond its memory: the virtual clock,
+  // the deadline of the call it waits in, its timers. Hashed, for the
+  // fingerprint: two runs that agree on the regions but not on this are
+  // different states.
+  [[nodiscard]] std::uint64_t hidden_state() const;
+  // The calls the threads of a quiescent target wait in, each named once,
+  // in order of the threads' creation: "epoll_wait", "accept, futex".
+  [[nodiscard]] std::string waits_in() const;
+  // The threads of a quiescent target in order of creation, each with its
+  // registers as it entered the call it waits in. A parked thread sleeps
+  // in the kernel, not stopped: PTRACE_GETREGS cannot reach it.
+  [[nodiscard]] std::vector<ThreadRegisters> thread_registers() const;
+  [[nodiscard]] std::size_t thread_count() const { return threads_.size(); }
+  // How many calls the target made whose effect a snapshot cannot undo
+  // (SeccompStop::unrestorable_calls).
+  [[nodiscard]] std::size_t unrestorable_calls() const {
+    return unrestorable_calls_;
+  }
+  // Whether the target listens on a socket cmc saw it listen on.
+  [[nodiscard]] bool listens() const { return listening_fd_.has_value(); }
+  // Its descriptor, if it does.
+  [[nodiscard]] std::optional<int> listening_fd() const {
+    return listening_fd_;
+  }
+
+  // What a step changes of the session, as values: a snapshot of a
+  // quiescent target (tracer/snapshot/snapshot.h) puts it back with the
+  // target's memory and registers.
+  struct Saved;
+  [[nodiscard]] Saved save() const;
+  void restore(const Saved &saved);
+
+private:
+  // The call a quiescent thread is stopped in.
+  struct Waiting {
+    const Syscall *call = nullptr;
+    user_regs_struct regs{};
+    // Elapsed virtual time at which it times out; nothing: never.
+    std::optional<std::chrono::nanoseconds> deadline;
+    // A sleep or futex wait: skipped with this result at its deadline.
+    // Nothing: a wait for input, made to time out (expire()).
+    std::optional<long> result_at_deadline;
+    // Checked again on every resume; nullptr: only its deadline ends it.
+    Action::Recheck recheck = nullptr;
+  };
+
+  // One thread of the target and where cmc has it.
+  struct Thread {
+    enum class Run {
+      kStarting, // created, its first stop (SIGSTOP) not yet seen
+      kRunning,  // resumed; it stops again or ends
+      kHeld,     // stopped by cmc in a wait (waiting)
+      kReady,    // stopped by cmc, its wait over: resumed on the next run
+      kParked,   // resumed into a futex wait with no timeout, which only
+                 // another thread ends (its exit stops it)
+    };
+    std::size_t index = 0; // in order of creation; the leader is 0
+    Run run = Run::kStarting;
+    std::optional<Waiting> waiting;
+    // The watcher wants the result of the call entered last, which runs:
+    // resumed to its syscall-exit stop.
+    bool awaiting_exit = false;
+    // Its registers at its last seccomp stop.
+    user_regs_struct entered{};
+  };
+
+  // What to do with a thread at a seccomp stop.
+  enum class Next { kRun, kHold, kPark };
+
+  // The next stop of any thread (focused then), or nothing when the
+  // target is quiescent: no thread runs and every parked one sleeps.
+  [[nodiscard]] Result<std::optional<WaitStatus>> next_stop();
+  // Whether a held thread waits for input the listening socket would end
+  // (any input wait when the target listens on no socket cmc saw).
+  [[nodiscard]] Result<bool> waits_for_client();
+  // The earliest deadline of a held thread's wait or sleep.
+  [[nodiscard]] std::optional<std::chrono::nanoseconds> next_deadline() const;
+  // Handles a stop of the focused thread; a Fault when the target ended.
+  [[nodiscard]] Result<std::optional<executor::Fault>>
+  on_stop(const WaitStatus &status);
+  // The same for a stop of thread tid (self) that is not its end.
+  [[nodiscard]] Result<void> on_thread_stop(pid_t tid, Thread &self,
+                                            const WaitStatus &status);
+  // At the stop of thread tid (self) after a successful execve.
+  [[nodiscard]] Result<void> on_exec(pid_t tid, Thread &self);
+  [[nodiscard]] Result<std::optional<executor::Fault>> on_new_task(int event);
+  // The focused thread, registered when it is new (a clone whose event has
+  // not been seen yet); nullptr for a process the target forked.
+  [[nodiscard]] Result<Thread *> current();
+  // Resumes every thread whose wait is over (recheck()); whether any was.
+  [[nodiscard]] Result<bool> release_held();
+  // Resumes the focused thread as next says.
+  void proceed(Thread &thread, Next next, int signal = 0);
+  // Checks the wait of a held thread again: kReady when it is over.
+  [[nodiscard]] Result<void> recheck(pid_t tid, Thread &thread);
+  // Looks up the row of the call the thread stopped at and runs its
+  // handler.
+  [[nodiscard]] Result<Next> on_seccomp_stop(Thread &thread);
+  // Does what a handler decided for the thread stopped at call.
+  [[nodiscard]] Result<Next> act(Thread &thread, const Syscall &call,
+                                 const user_regs_struct &regs,
+                                 const Action &action);
+  // At a signal-delivery stop: the signal to deliver (0 when cmc handled
+  // it), or an Error when it shows an escape from cmc's control.
+  [[nodiscard]] Result<int> on_signal(int signal);
+  // At the delivery of a signal that kills unless handled: keeps the
+  // stack of the thread it hit, for the Fault.
+  void crashed(int signal);
+  // At a syscall stop: reports the result of the call awaited.
+  [[nodiscard]] Result<void> on_syscall_stop(Thread &thread);
+  // Skips the system call the focused thread is stopped at; it returns
+  // result instead.
+  [[nodiscard]] Result<void> skip(Thread &thread, user_regs_struct regs,
+                                  long result);
+  // The target is ending: only a SIGKILL ends a stop of cmc's, sent to
+  // every thread as the process dies (or by another thread's execve).
+  // Every thread's end is awaited from waitpid, the leader's last, which
+  // tells how it ended (fault_of).
+  void ending();
+  [[nodiscard]] executor::Fault fault_of(const WaitStatus &status) const;
+
+  Tracee &tracee_;
+  Environment environment_;
+  // The stack where the first crash signal hit (see crashed()).
+  std::vector<executor::Frame> crash_backtrace_;
+  std::optional<int> listening_fd_;
+  std::size_t unrestorable_calls_ = 0; // SeccompStop::unrestorable_calls
+  bool program_fixed_ = false;
+  std::map<pid_t, Thread> threads_; // by thread id
+  std::size_t threads_created_ = 1;
+  SyscallWatcher *watcher_ = nullptr;
+};
+
+struct Session::Saved {
+  Environment environment{0};
+  std::map<pid_t, Thread> threads;
+  std::size_t threads_created = 0;
+  std::optional<int> listening_fd;
+};
+
+} // namespace cmc::tracer

@@ -1,0 +1,586 @@
+#include "tracer/process/tracee.h"
+
+#include <csignal>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string_view>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "tracer/process/ptrace_unsafe.h"
+#include "tracer/sandbox/network_namespace.h"
+#include "tracer/sandbox/sandbox.h"
+#include "util/signal_name.h"
+
+namespace cmc::tracer {
+namespace {
+
+// The child's set-up steps, for the report of the one that failed.
+enum class Stage : int {
+  kSandbox,
+  kDevNull,
+  kWorkdir,
+  kMounts,
+  kPersonality,
+  kNetns,
+  kLoopback,
+  kTraceMe,
+  kSeccomp,
+  kExec,
+};
+
+const char *stage_name(Stage stage) {
+  static constexpr std::array kNames{
+      "entering cmc's sandbox (its mount namespace and /proc)",
+      "redirecting stdio and closing inherited descriptors",
+      "entering its private working directory",
+      "mounting its --writable copies in a mount namespace of its own",
+      "disabling ASLR (personality)",
+      "entering its network namespace (cmc needs root or CAP_SYS_ADMIN)",
+      "bringing up loopback in its network namespace",
+      "PTRACE_TRACEME",
+      "installing the seccomp filter",
+      "execve",
+  };
+  return kNames.at(static_cast<std::size_t>(stage));
+}
+
+struct ChildFailure {
+  Stage stage;
+  int error;
+};
+
+// Everything the child needs, prepared before fork: after fork only
+// async-signal-safe system calls are allowed (cmc has other threads). Those
+// that sanitizers intercept (write, open, close, dup2, prctl, ptrace,
+// sigprocmask, socket, ioctl, _exit) are made with syscall(2): in a
+// sanitizer build the child is a copy of cmc that the sanitizer never saw
+// made, whose locks other threads may hold forever.
+struct ChildPlan {
+  const char *program;
+  std::vector<char *> argv;
+  char *const *envp;
+  const char *workdir; // as the target sees it, in the sandbox
+  int mount_ns;        // the sandbox's
+  // Bind mounts: copy over path, in a mount namespace of its own.
+  std::vector<std::pair<const char *, const char *>> mounts;
+  int dev_null;
+  int output; // its stdout and stderr, unless show_output
+  int report_fd;
+  bool aslr;
+  bool show_output;
+  int netns;
+  const sock_fprog *filter;
+};
+
+[[noreturn]] void child_fail(const ChildPlan &plan, Stage stage, int error) {
+  const ChildFailure failure{stage, error};
+  syscall(SYS_write, plan.report_fd, &failure, sizeof failure);
+  syscall(SYS_exit_group, 127);
+  __builtin_unreachable();
+}
+
+// A new mount namespace copies cmc's mounts, and with them their
+// propagation: on a shared "/" (systemd's default) a bind mount would reach
+// cmc's namespace too, unless made private first.
+void mount_copies(const ChildPlan &plan) {
+  if (unshare(CLONE_NEWNS) != 0 ||
+      mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    child_fail(plan, Stage::kMounts, errno);
+  for (const auto &[copy, path] : plan.mounts)
+    if (mount(copy, path, nullptr, MS_BIND | MS_REC, nullptr) != 0)
+      child_fail(plan, Stage::kMounts, errno);
+}
+
+[[noreturn]] void child_main(const ChildPlan &plan) {
+  // Runs on its own stack in cmc's memory (CLONE_VM | CLONE_VFORK, as
+  // posix_spawn does): no page tables are copied, and cmc's thread waits
+  // until the exec or the failure.
+  syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
+  // Its own process group: a terminal's Ctrl-C reaches cmc, not the target,
+  // and cmc can kill everything the target started.
+  setpgid(0, 0);
+  const std::uint64_t none = 0; // the kernel's sigset_t
+  syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, nullptr, sizeof none);
+  if (const int error = enter_sandbox(plan.mount_ns); error != 0)
+    child_fail(plan, Stage::kSandbox, error);
+  if (syscall(SYS_dup2, plan.dev_null, STDIN_FILENO) < 0 ||
+      (!plan.show_output &&
+       (syscall(SYS_dup2, plan.output, STDOUT_FILENO) < 0 ||
+        syscall(SYS_dup2, plan.output, STDERR_FILENO) < 0)))
+    child_fail(plan, Stage::kDevNull, errno);
+  // Nothing cmc inherited reaches the target: it starts with descriptors
+  // 0-2 only, as under a service manager. They are closed now, not at the
+  // exec: the child's copy of cmc's table may hold another worker's
+  // duplicate of its target's listening socket, which would keep that
+  // port taken for the worker's next target.
+  if (close_inherited(plan.report_fd, plan.netns) != 0)
+    child_fail(plan, Stage::kDevNull, errno);
+  if (chdir(plan.workdir) != 0)
+    child_fail(plan, Stage::kWorkdir, errno);
+  if (!plan.mounts.empty())
+    mount_copies(plan);
+  if (!plan.aslr &&
+      personality(static_cast<unsigned long>(personality(0xffffffff)) |
+                  ADDR_NO_RANDOMIZE) < 0)
+    child_fail(plan, Stage::kPersonality, errno);
+  if (plan.netns >= 0) {
+    if (setns(plan.netns, CLONE_NEWNET) != 0)
+      child_fail(plan, Stage::kNetns, errno);
+  } else {
+    if (unshare(CLONE_NEWNET) != 0)
+      child_fail(plan, Stage::kNetns, errno);
+    if (const int error = bring_up_loopback(); error != 0)
+      child_fail(plan, Stage::kLoopback, error);
+  }
+  if (const int rc = sys::child_trace_me(); rc != 0)
+    child_fail(plan, Stage::kTraceMe, -rc);
+  if (const int rc = sys::child_install_filter(*plan.filter); rc != 0)
+    child_fail(plan, Stage::kSeccomp, -rc);
+  execve(plan.program, plan.argv.data(), plan.envp);
+  child_fail(plan, Stage::kExec, errno);
+}
+
+int child_entry(void *plan) { child_main(*static_cast<ChildPlan *>(plan)); }
+
+Error child_error(const LaunchSpec &spec, int report_fd, WaitStatus status) {
+  ChildFailure failure{};
+  if (read(report_fd, &failure, sizeof failure) == sizeof failure)
+    return Error{fmt::format("cannot start {}: {} failed: {}", spec.program,
+                             stage_name(failure.stage),
+                             std::strerror(failure.error))};
+  return Error{fmt::format("cannot start {}: it ended before exec (status "
+                           "{:#x})",
+                           spec.program,
+                           status.exited() ? status.exit_status()
+                                           : status.term_signal())};
+}
+
+// cmc's environment without what would make the target act as a service
+// manager's child: socket activation (LISTEN_*) and readiness
+// notification (NOTIFY_SOCKET) meant for cmc itself.
+std::vector<char *> target_environment() {
+  std::vector<char *> envp;
+  for (char **entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view variable(*entry);
+    if (!variable.starts_with("LISTEN_") &&
+        !variable.starts_with("NOTIFY_SOCKET="))
+      envp.push_back(*entry);
+  }
+  envp.push_back(nullptr);
+  return envp;
+}
+
+constexpr int kOutputPipeSize = 1 << 20;
+constexpr std::size_t kOutputKept = 4096;
+
+// The text of a /proc file of the target's: a gone target is kTargetGone.
+Result<std::string> read_proc(const std::string &path) {
+  const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid())
+    return proc_error("cannot open " + path, errno);
+  std::string text;
+  std::array<char, 4096> buffer{};
+  ssize_t got = 0;
+  while ((got = ::read(fd.get(), buffer.data(), buffer.size())) > 0)
+    text.append(buffer.data(), static_cast<std::size_t>(got));
+  if (got < 0)
+    return proc_error("cannot read " + path, errno);
+  return text;
+}
+
+// The pipe of the target's stdout and stderr: [0] cmc's end, [1] the
+// target's.
+Result<std::array<UniqueFd, 2>> output_pipe() {
+  std::array<int, 2> output{};
+  // Only cmc's end is non-blocking: the target's stdout and stderr block
+  // as a pipe to a reader would (a target may check, as some loggers do).
+  if (pipe2(output.data(), O_CLOEXEC) != 0)
+    return Error{
+        fmt::format("cannot prepare the launch: {}", std::strerror(errno))};
+  std::array<UniqueFd, 2> ends{UniqueFd(output[0]), UniqueFd(output[1])};
+  if (fcntl(ends[0].get(), F_SETFL, O_NONBLOCK) != 0)
+    return Error{
+        fmt::format("cannot prepare the launch: {}", std::strerror(errno))};
+  // Room for a step's worth of logging: a target blocked on a full pipe
+  // does not become quiescent (a hang), so cmc drains it after each step.
+  fcntl(ends[1].get(), F_SETPIPE_SZ, kOutputPipeSize);
+  return ends;
+}
+
+// The plan's bind mounts and argv, pointing into files and spec.
+void add_mounts_and_argv(ChildPlan &plan, const RunFiles &files,
+                         const LaunchSpec &spec) {
+  for (const WritableCopy &mount : files.mounts())
+    plan.mounts.emplace_back(mount.copy.c_str(), mount.path.c_str());
+  for (const std::string &arg : spec.argv)
+    plan.argv.push_back(const_cast<char *>(arg.c_str()));
+  plan.argv.push_back(nullptr);
+}
+
+} // namespace
+
+Tracee::Tracee(pid_t pid)
+    : pid_(pid), focus_(pid), lease_(std::make_unique<Watchdog::Lease>(pid)) {}
+
+Tracee::~Tracee() { kill_and_reap(); }
+
+void Tracee::kill_and_reap() {
+  for (const pid_t pid : adopted_)
+    kill(pid, SIGKILL);
+  if (!reaped_) {
+    kill(-pid_, SIGKILL);
+    kill(pid_, SIGKILL);
+  }
+  // A killed tracee stays a zombie until reaped, so its pid cannot be
+  // reused while the watchdog still knows it.
+  lease_.reset();
+  if (!reaped_)
+    adopted_.push_back(pid_);
+  for (const pid_t pid : adopted_) {
+    while (true) {
+      auto status = sys::wait_for(pid);
+      if (!status || status->gone())
+        break;
+    }
+  }
+  reaped_ = true;
+  files_.reset();
+}
+
+Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec,
+                                              const SeccompFilter &filter) {
+  static const UniqueFd dev_null(open("/dev/null", O_RDWR | O_CLOEXEC));
+  // cmc never changes its own environment: built once, for every spawn.
+  static const std::vector<char *> environment = target_environment();
+  std::array<int, 2> report{};
+  if (!dev_null.valid() || pipe2(report.data(), O_CLOEXEC) != 0)
+    return Error{
+        fmt::format("cannot prepare the launch: {}", std::strerror(errno))};
+  UniqueFd report_read(report[0]);
+  UniqueFd report_write(report[1]);
+  // Built before fork: the child must not allocate.
+  std::vector<sock_filter> built;
+  sock_fprog built_fprog{};
+  if (filter.program == nullptr) {
+    built = filter.build(report_write.get());
+    built_fprog = {static_cast<unsigned short>(built.size()), built.data()};
+  }
+  // A private working directory, new for every run, so no run sees the
+  // files an earlier one left; the program is found from cmc's own.
+  auto sandbox = Sandbox::of_this_thread(spec.aside ? Sandbox::Use::kAside
+                                                    : Sandbox::Use::kTargets);
+  if (!sandbox)
+    return sandbox.error();
+  auto files = RunFiles::create(spec.writable, **sandbox);
+  if (!files)
+    return files.error();
+  const std::string program = std::filesystem::absolute(spec.program);
+  auto output = output_pipe();
+  if (!output)
+    return output.error();
+  auto &[output_read, output_write] = *output;
+  ChildPlan plan{program.c_str(),
+                 {},
+                 environment.data(),
+                 files->workdir().c_str(),
+                 (*sandbox)->mount_namespace(),
+                 {},
+                 dev_null.get(),
+                 output_write.get(),
+                 report_write.get(),
+                 spec.aslr,
+                 spec.show_output,
+                 spec.netns,
+                 filter.program != nullptr ? filter.program : &built_fprog};
+  add_mounts_and_argv(plan, *files, spec);
+
+  // The child's stack until it execs; one per thread, reused.
+  alignas(16) thread_local std::array<char, std::size_t{64} * 1024> stack;
+  auto pid = (*sandbox)->spawn_in(child_entry, &plan, stack);
+  if (!pid)
+    return pid.error();
+  std::unique_ptr<Tracee> tracee(new Tracee(*pid));
+  tracee->files_.emplace(std::move(*files));
+  tracee->output_ = std::move(output_read);
+  report_write.reset();
+  output_write.reset();
+  if (auto started = tracee->await_exec(spec, report_read.get()); !started)
+    return started.error();
+  return tracee;
+}
+
+Result<void> Tracee::await_exec(const LaunchSpec &spec, int report_fd) {
+  // Without options yet, the successful execve stops the child with a plain
+  // SIGTRAP before the target's first instruction.
+  auto status = sys::wait_for(pid_);
+  if (!status)
+    return status.error();
+  if (status->gone()) {
+    reaped_ = true;
+    return child_error(spec, report_fd, *status);
+  }
+  if (!status->stopped() || status->stop_signal() != SIGTRAP)
+    return Error{fmt::format("cannot start {}: unexpected stop {} after exec",
+                             spec.program, signal_name(status->stop_signal()))};
+  if (auto set = sys::set_options(pid_); !set)
+    return set.error();
+  auto pidfd = sys::pidfd_open(pid_);
+  if (!pidfd)
+    return pidfd.error();
+  pidfd_ = std::move(*pidfd);
+  return {};
+}
+
+void Tracee::resume(int signal, bool to_syscall_stop) {
+  sys::resume(focus_, signal, to_syscall_stop);
+}
+
+Result<std::optional<WaitStatus>> Tracee::wait(bool block) {
+  // The target's threads and processes share its process group (set at
+  // launch), which no other tracee of cmc's is in.
+  if (ended_) {
+    focus_ = pid_;
+    return std::optional(*std::exchange(ended_, std::nullopt));
+  }
+  auto event = sys::wait_for_group(pid_, block);
+  if (!event)
+    return event.error();
+  if (!*event)
+    return std::optional<WaitStatus>();
+  focus_ = (*event)->tid;
+  if (focus_ == pid_ && (*event)->status.gone())
+    reaped_ = true;
+  return std::optional((*event)->status);
+}
+
+Result<WaitStatus> Tracee::resume_and_wait(int signal, bool to_syscall_stop) {
+  resume(signal, to_syscall_stop);
+  auto status = wait();
+  if (!status)
+    return status.error();
+  return **status;
+}
+
+Result<bool> Tracee::asleep_in_futex(pid_t tid) const {
+  // stat: "tid (comm) S ..." (comm may hold spaces and parentheses);
+  // syscall: the number of the call it is blocked in, first.
+  auto stat = proc_file(fmt::format("task/{}/stat", tid).c_str());
+  if (!stat)
+    return stat.error();
+  auto call = proc_file(fmt::format("task/{}/syscall", tid).c_str());
+  if (!call)
+    return call.error();
+  const std::size_t comm_end = stat->rfind(')');
+  if (comm_end == std::string::npos || comm_end + 2 >= stat->size())
+    return Error{fmt::format("cannot parse /proc/{}/task/{}/stat", pid_, tid)};
+  return (*stat)[comm_end + 2] == 'S' &&
+         call->starts_with(fmt::format("{} ", SYS_futex));
+}
+
+Result<pid_t> Tracee::namespace_tid(pid_t tid) const {
+  if (const auto known = namespace_tids_.find(tid);
+      known != namespace_tids_.end())
+    return known->second;
+  // "NSpid:\t<in cmc's namespace>\t<in the sandbox's>\n"
+  auto status = proc_file(fmt::format("task/{}/status", tid).c_str());
+  if (!status)
+    return status.error();
+  const std::size_t line = status->find("\nNSpid:");
+  const std::size_t end = status->find('\n', line + 1);
+  const std::size_t last = status->find_last_of(" \t", end);
+  if (line == std::string::npos || end == std::string::npos ||
+      last == std::string::npos || last < line)
+    return Error{
+        fmt::format("cannot find NSpid in /proc/{}/task/{}/status", pid_, tid)};
+  const pid_t inside = std::atoi(status->c_str() + last + 1);
+  namespace_tids_.emplace(tid, inside);
+  return inside;
+}
+
+Result<bool> Tracee::is_thread(pid_t tid) const {
+  // Asked of the task itself, not of the target's task/ directory, where a
+  // process it started and a thread that ended are both missing.
+  auto status = read_proc(fmt::format("/proc/{}/status", tid));
+  if (!status)
+    return status.error();
+  return status->find(fmt::format("\nTgid:\t{}\n", pid_)) != std::string::npos;
+}
+
+Result<user_regs_struct> Tracee::registers() const {
+  return sys::registers(focus_);
+}
+
+Result<void> Tracee::set_registers(const user_regs_struct &regs) {
+  return sys::set_registers(focus_, regs);
+}
+
+Result<std::vector<std::byte>> Tracee::extended_registers() const {
+  return sys::extended_registers(focus_);
+}
+
+Result<void> Tracee::set_extended_registers(std::span<const std::byte> area) {
+  return sys::set_extended_registers(focus_, area);
+}
+
+Result<siginfo_t> Tracee::signal_info() const {
+  return sys::signal_info(focus_);
+}
+
+Result<void> Tracee::write(std::uint64_t address,
+                           std::span<const std::byte> bytes) {
+  return sys::write_memory(pid_, address, bytes);
+}
+
+Result<void> Tracee::patch_code(std::uint64_t address,
+                                std::span<const std::byte> bytes) {
+  return sys::poke_memory(focus_, address, bytes);
+}
+
+Result<long> Tracee::inject_syscall(std::uint64_t syscall_at, long nr,
+                                    const std::array<std::uint64_t, 3> &args) {
+  auto saved = registers();
+  if (!saved)
+    return saved.error();
+  user_regs_struct call = *saved;
+  call.rip = syscall_at;
+  call.rax = static_cast<std::uint64_t>(nr);
+  call.rdi = args[0];
+  call.rsi = args[1];
+  call.rdx = args[2];
+  if (auto set = set_registers(call); !set)
+    return set.error();
+  auto status = sys::single_step(focus_);
+  // Under observing_program the call stops at seccomp first; stepping on
+  // from there runs it.
+  while (status && status->seccomp_stop())
+    status = sys::single_step(focus_);
+  if (!status)
+    return status.error();
+  if (status->gone())
+    return died_in_call(*status);
+  auto after = registers();
+  if (!after)
+    return after.error();
+  if (auto restored = set_registers(*saved); !restored)
+    return restored.error();
+  return static_cast<long>(after->rax);
+}
+
+Error Tracee::died_in_call(const WaitStatus &status) {
+  // Reaped here: wait() reports the leader's end, as it would have.
+  if (focus_ == pid_) {
+    reaped_ = true;
+    ended_ = status;
+  }
+  return Error{"the target died in a system call cmc made for it",
+               ErrorKind::kTargetGone};
+}
+
+Result<void> Tracee::own_stop(bool (WaitStatus::*expected)() const,
+                              const char *what) {
+  auto status = sys::wait_for(focus_);
+  if (!status)
+    return status.error();
+  if (status->gone())
+    return died_in_call(*status);
+  if (!((*status).*expected)())
+    return Error{fmt::format("thread {} stopped otherwise than at {} in a "
+                             "system call cmc made for it",
+                             focus_, what)};
+  return {};
+}
+
+Result<long>
+Tracee::call_at_seccomp_stop(const user_regs_struct &entered, long nr,
+                             const std::array<std::uint64_t, 4> &args) {
+  auto saved = registers();
+  if (!saved)
+    return saved.error();
+  // After a seccomp stop the kernel reads the call's number and arguments
+  // again from the registers (and runs the filter again, which lets a
+  // traced call through this time).
+  user_regs_struct call = *saved;
+  call.orig_rax = static_cast<std::uint64_t>(nr);
+  call.rdi = args[0];
+  call.rsi = args[1];
+  call.rdx = args[2];
+  call.r10 = args[3];
+  if (auto set = set_registers(call); !set)
+    return set.error();
+  sys::resume(focus_, 0, true);
+  if (auto stopped = own_stop(&WaitStatus::syscall_stop, "its exit"); !stopped)
+    return stopped.error();
+  auto after = registers();
+  if (!after)
+    return after.error();
+  // rip is past the instruction: syscall, sysenter and int 0x80 are 2 bytes.
+  user_regs_struct again = entered;
+  again.rip -= 2;
+  again.rax = entered.orig_rax;
+  if (auto set = set_registers(again); !set)
+    return set.error();
+  sys::resume(focus_, 0, false);
+  if (auto stopped = own_stop(&WaitStatus::seccomp_stop, "the seccomp stop");
+      !stopped)
+    return stopped.error();
+  if (auto restored = set_registers(*saved); !restored)
+    return restored.error();
+  return static_cast<long>(after->rax);
+}
+
+void Tracee::drain_output() {
+  std::array<char, 4096> buffer{};
+  ssize_t got = 0;
+  while (output_.valid() &&
+         (got = ::read(output_.get(), buffer.data(), buffer.size())) > 0)
+    output_tail_.append(buffer.data(), static_cast<std::size_t>(got));
+  if (output_tail_.size() > kOutputKept)
+    output_tail_.erase(0, output_tail_.size() - kOutputKept);
+}
+
+Result<bool> Tracee::at_syscall_exit() const {
+  return sys::at_syscall_exit(focus_);
+}
+
+Result<unsigned long> Tracee::event_message() const {
+  return sys::event_message(focus_);
+}
+
+Result<void> Tracee::read(std::span<const iovec> remote,
+                          std::span<std::byte> local) const {
+  return sys::read_memory(pid_, remote, local);
+}
+
+std::optional<UniqueFd> Tracee::duplicate_fd(int fd) const {
+  return sys::pidfd_getfd(pidfd_.get(), fd);
+}
+
+Result<std::vector<decoder::Mapping>> Tracee::maps() const {
+  auto text = proc_file("maps");
+  if (!text)
+    return text.error();
+  return decoder::parse_maps(*text);
+}
+
+Result<std::string> Tracee::proc_file(const char *leaf) const {
+  return read_proc(fmt::format("/proc/{}/{}", pid_, leaf));
+}
+
+} // namespace cmc::tracer

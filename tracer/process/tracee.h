@@ -1,0 +1,216 @@
+#pragma once
+
+#include <linux/filter.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+
+#include <array>
+#include <csignal>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "decoder/proc_maps.h"
+#include "tracer/process/wait_status.h"
+#include "tracer/process/watchdog.h"
+#include "tracer/sandbox/run_files.h"
+#include "util/result.h"
+#include "util/unique_fd.h"
+
+namespace cmc::tracer {
+
+// How to start a target.
+struct LaunchSpec {
+  std::string program;           // path of the executable
+  std::vector<std::string> argv; // argv[0] included
+  bool aslr = false;             // false: personality(ADDR_NO_RANDOMIZE)
+  bool show_output = false;      // false: stdout and stderr to a pipe of cmc's
+  int netns = -1; // network namespace to join (an fd); -1: a fresh one
+  // In the thread's second sandbox (Sandbox::Use::kAside): a replay made
+  // while a target of the first is alive.
+  bool aside = false;
+  // Stop on every system call (observing_program), not only the table's:
+  // the filter to spawn it with (seccomp_filter).
+  bool observe = false;
+  // Paths the target may write besides its working directory, each a
+  // private copy per run (RunFiles); relative ones are relative to the
+  // working directory.
+  std::vector<std::string> writable;
+};
+
+// The seccomp filter a target runs under, which tracer/syscalls/ builds
+// from its table (seccomp_filter): a program built once, or one built for
+// each launch, given the descriptor on which a failed launch reports (the
+// filter must let the target write its report there).
+struct SeccompFilter {
+  const sock_fprog *program = nullptr;
+  std::vector<sock_filter> (*build)(int report_fd) = nullptr;
+};
+
+// A thread of a target and its registers (Session::thread_registers).
+struct ThreadRegisters {
+  pid_t id = 0;
+  user_regs_struct registers{};
+};
+
+// A target process under ptrace, in a network namespace of its own, with
+// the seccomp filter it is given, in the spawning thread's Sandbox
+// (where it is pid Sandbox::kTargetPid). The destructor kills the target's
+// whole process group and reaps every traced process: no path leaves one
+// behind. It runs in a private working directory of its own, with private
+// copies of the writable paths (in a mount namespace of its own when one
+// is absolute), all removed with their contents at the end; if cmc dies
+// first, the Sandbox takes them all with it.
+class Tracee {
+public:
+  // Forks, sets the child up and execs it; returns stopped after execve.
+  [[nodiscard]] static Result<std::unique_ptr<Tracee>>
+  spawn(const LaunchSpec &spec, const SeccompFilter &filter);
+
+  Tracee(const Tracee &) = delete;
+  Tracee &operator=(const Tracee &) = delete;
+  Tracee(Tracee &&) = delete;
+  Tracee &operator=(Tracee &&) = delete;
+  ~Tracee();
+
+  // Ids are cmc's (of its PID namespace) unless said otherwise.
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  [[nodiscard]] int pidfd() const { return pidfd_.get(); }
+  [[nodiscard]] Watchdog::Lease &lease() { return *lease_; }
+  [[nodiscard]] const Watchdog::Lease &lease() const { return *lease_; }
+
+  // The target's threads share its memory, but each stops on its own:
+  // requests about registers, stops and resumption go to the focused
+  // thread, the one whose stop wait() reported last or that focus() named.
+  // The leader (pid()) is focused first.
+  [[nodiscard]] pid_t focused() const { return focus_; }
+  void focus(pid_t tid) { focus_ = tid; }
+  // Resumes the focused thread, delivering signal (0: none); with
+  // to_syscall_stop, it also stops at its next syscall entry or exit.
+  void resume(int signal = 0, bool to_syscall_stop = false);
+  // Waits for the next stop or end of any thread and focuses it; with
+  // block false, nothing when no thread has one ready.
+  [[nodiscard]] Result<std::optional<WaitStatus>> wait(bool block = true);
+  // resume(), then wait() for the next stop or end of any thread.
+  [[nodiscard]] Result<WaitStatus>
+  resume_and_wait(int signal = 0, bool to_syscall_stop = false);
+  // Whether thread tid sleeps in the kernel in a futex wait (state S in
+  // futex(2), per /proc), not about to enter or leave it.
+  [[nodiscard]] Result<bool> asleep_in_futex(pid_t tid) const;
+  // Whether tid, a task ptrace attached, is a thread of the target rather
+  // than a process it started.
+  [[nodiscard]] Result<bool> is_thread(pid_t tid) const;
+  // The id thread tid has in the target's PID namespace: what its gettid()
+  // returns, glibc keeps, and its /proc shows.
+  [[nodiscard]] Result<pid_t> namespace_tid(pid_t tid) const;
+  // Whether the focused thread is stopped at a syscall's exit (not its
+  // entry).
+  [[nodiscard]] Result<bool> at_syscall_exit() const;
+  [[nodiscard]] Result<user_regs_struct> registers() const;
+  [[nodiscard]] Result<void> set_registers(const user_regs_struct &regs);
+  // The focused thread's x87, SSE and AVX registers (its XSAVE area).
+  [[nodiscard]] Result<std::vector<std::byte>> extended_registers() const;
+  [[nodiscard]] Result<void>
+  set_extended_registers(std::span<const std::byte> area);
+  [[nodiscard]] Result<unsigned long> event_message() const;
+  [[nodiscard]] Result<siginfo_t> signal_info() const;
+  // Writes bytes to writable memory of the target.
+  [[nodiscard]] Result<void> write(std::uint64_t address,
+                                   std::span<const std::byte> bytes);
+  // Writes bytes over the target's code (copy-on-write, as a breakpoint).
+  [[nodiscard]] Result<void> patch_code(std::uint64_t address,
+                                        std::span<const std::byte> bytes);
+  // Makes the stopped target run the system call nr(args) on the syscall
+  // instruction at syscall_at, with every register restored afterwards;
+  // the call must not be one the table of syscall_table.h stops for (a
+  // stop of observing_program is stepped over). Returns its result
+  // (-errno on failure); kTargetGone when the target died in it.
+  [[nodiscard]] Result<long>
+  inject_syscall(std::uint64_t syscall_at, long nr,
+                 const std::array<std::uint64_t, 3> &args);
+  // Makes the focused thread, stopped at the seccomp stop of a call it
+  // entered with registers entered, run nr(args) in place of that call,
+  // then enter that call again (its syscall instruction, same registers)
+  // to the same kind of stop, every register restored: the call it was
+  // stopped at still runs when it is resumed. The filter must trap the
+  // call with those registers (it did); nr need not be one it traps.
+  // Returns nr's result (-errno on failure); kTargetGone when the target
+  // died meanwhile.
+  [[nodiscard]] Result<long>
+  call_at_seccomp_stop(const user_regs_struct &entered, long nr,
+                       const std::array<std::uint64_t, 4> &args);
+  [[nodiscard]] Result<void> read(std::span<const iovec> remote,
+                                  std::span<std::byte> local) const;
+  // Reads a value of type T at address in the target.
+  template <typename T>
+  [[nodiscard]] Result<T> read_value(std::uint64_t address) const {
+    T value{};
+    const iovec remote{reinterpret_cast<void *>(address), sizeof(T)};
+    auto bytes = std::as_writable_bytes(std::span(&value, 1));
+    if (auto done = read(std::span(&remote, 1), bytes); !done)
+      return done.error();
+    return value;
+  }
+  // A duplicate of the target's descriptor fd, if it has one.
+  [[nodiscard]] std::optional<UniqueFd> duplicate_fd(int fd) const;
+  // The text of /proc/PID/<leaf>, e.g. "auxv".
+  [[nodiscard]] Result<std::string> proc_file(const char *leaf) const;
+  // /proc/PID/maps, parsed.
+  [[nodiscard]] Result<std::vector<decoder::Mapping>> maps() const;
+  // Moves what the target wrote to its stdout and stderr (unless
+  // show_output) from their pipe to output(); needed now and then, or a
+  // target that writes much blocks on the full pipe.
+  void drain_output();
+  // The last few KiB of that output, drained first.
+  [[nodiscard]] const std::string &output() {
+    drain_output();
+    return output_tail_;
+  }
+  // Puts back a tail output() returned (a restored snapshot's).
+  void restore_output(std::string tail) { output_tail_ = std::move(tail); }
+  // The files the target may write: its working directory and copies.
+  [[nodiscard]] const RunFiles &files() const { return *files_; }
+  // Whether the target is known to have ended (it has been reaped).
+  [[nodiscard]] bool reaped() const { return reaped_; }
+  // A process or thread the target created, auto-attached by ptrace: it is
+  // killed and reaped with the target.
+  void adopt(pid_t pid) { adopted_.push_back(pid); }
+  // A thread that ended and was reaped: its id may be reused.
+  void forget(pid_t tid) {
+    std::erase(adopted_, tid);
+    namespace_tids_.erase(tid);
+  }
+
+private:
+  explicit Tracee(pid_t pid);
+  // After spawn's clone: waits for the child's stop after its execve and
+  // sets it up for tracing; else the Error of its launch (report_fd: the
+  // child's report of the step that failed).
+  [[nodiscard]] Result<void> await_exec(const LaunchSpec &spec, int report_fd);
+  // The focused thread ended (status) in a call cmc injected.
+  [[nodiscard]] Error died_in_call(const WaitStatus &status);
+  // The next stop of the focused thread after a resume of cmc's own; an
+  // Error (kTargetGone when it died) unless it is of the kind expected.
+  [[nodiscard]] Result<void> own_stop(bool (WaitStatus::*expected)() const,
+                                      const char *what);
+  void kill_and_reap();
+
+  pid_t pid_;
+  pid_t focus_;
+  bool reaped_ = false;
+  // The end of the leader, reaped by inject_syscall, for wait() to report.
+  std::optional<WaitStatus> ended_;
+  std::vector<pid_t> adopted_;
+  mutable std::map<pid_t, pid_t> namespace_tids_; // cmc's id -> the target's
+  UniqueFd pidfd_;
+  std::optional<RunFiles> files_; // removed after the target is reaped
+  UniqueFd output_;
+  std::string output_tail_;
+  std::unique_ptr<Watchdog::Lease> lease_;
+};
+
+} // namespace cmc::tracer

@@ -1,0 +1,297 @@
+#include "tracer/syscalls/environment.h"
+
+#include <cpuid.h>
+#include <elf.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/time.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "decoder/auxv.h"
+
+namespace cmc::tracer {
+
+using executor::Source;
+using executor::Via;
+namespace {
+
+// The CPU offers rdrand or rdseed, which only CPUID faulting could hide.
+bool cpu_has_rdrand() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool rdrand =
+      __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_RDRND) != 0;
+  const bool rdseed = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 &&
+                      (ebx & bit_RDSEED) != 0;
+  return rdrand || rdseed;
+}
+
+template <typename T> std::span<const std::byte> bytes_of(const T &value) {
+  return std::as_bytes(std::span(&value, 1));
+}
+
+// Writes value at address unless the address is null; false if the target
+// cannot take it (the call then fails with EFAULT).
+template <typename T>
+bool put(Tracee &tracee, std::uint64_t address, const T &value) {
+  return address == 0 || tracee.write(address, bytes_of(value)).ok();
+}
+
+constexpr long kFault = -EFAULT;
+
+} // namespace
+
+Result<void> Environment::take_control(Tracee &tracee) {
+  static const bool rdrand = cpu_has_rdrand();
+  if (rdrand)
+    note(Source::kRdrand, Via::kOther);
+  auto raw = tracee.proc_file("auxv");
+  if (!raw)
+    return raw.error();
+  const auto auxv = std::as_bytes(std::span(*raw));
+  if (const auto random = decoder::auxv_value(auxv, AT_RANDOM)) {
+    if (auto filled = fill_random(tracee, *random, 16); !filled)
+      return filled.error();
+    note(Source::kAtRandom, Via::kOther);
+  }
+  if (const auto base = decoder::auxv_value(auxv, AT_SYSINFO_EHDR)) {
+    auto layout = control_vdso(tracee, *base);
+    if (!layout)
+      return layout.error();
+    vdso_ = std::move(*layout);
+  }
+  if (!tsc_traps()) {
+    std::error_code error;
+    const auto exe = std::filesystem::read_symlink(
+        fmt::format("/proc/{}/exe", tracee.pid()), error);
+    if (!error)
+      scan_tsc_ahead(exe);
+  }
+  // ld.so reads the TSC before the entry, where the prctl or the
+  // libraries' patches take effect: its load and relocation times stay in
+  // its .bss, bytes of the whole-process state. Its sites (and the
+  // program's) are patched now.
+  if (auto patched = tsc_.patch_mapped(tracee); !patched)
+    return patched;
+  const auto entry = decoder::auxv_value(auxv, AT_ENTRY);
+  if (!entry)
+    return Error{"the target's auxiliary vector has no AT_ENTRY"};
+  const iovec remote{reinterpret_cast<void *>(*entry), entry_code_.size()};
+  if (auto read = tracee.read(std::span(&remote, 1), entry_code_); !read)
+    return Error{"cannot read the target's entry point: " +
+                 read.error().message};
+  if (auto planted = tracee.patch_code(*entry, std::array{std::byte{0xcc}});
+      !planted)
+    return planted.error();
+  entry_ = *entry;
+  return {};
+}
+
+Result<bool> Environment::at_breakpoint(Tracee &tracee) {
+  auto regs = tracee.registers();
+  if (!regs)
+    return regs.error();
+  // rip is past the one-byte int3.
+  const std::uint64_t at = regs->rip - 1;
+  if (entry_ && at == *entry_) {
+    if (auto entered = at_entry(tracee, *regs); !entered)
+      return entered.error();
+    return true;
+  }
+  if (const decoder::TscSite *site = tsc_.site_at(at)) {
+    regs->rip = at;
+    // Where PR_SET_TSC traps, sites are patched only until the entry.
+    const Source source =
+        tsc_traps() ? Source::kRdtscBeforeEntry : Source::kRdtscPatched;
+    if (auto answered =
+            answer_tsc(tracee, *regs, site->length, site->rdtscp, source);
+        !answered)
+      return answered.error();
+    return true;
+  }
+  if (tsc_.debug_state_at(at)) {
+    if (auto patched = at_debug_state(tracee, *regs); !patched)
+      return patched.error();
+    return true;
+  }
+  return false;
+}
+
+Result<void> Environment::at_entry(Tracee &tracee, user_regs_struct regs) {
+  const std::uint64_t entry = *entry_;
+  entry_.reset();
+  regs.rip = entry;
+  if (!tsc_traps()) {
+    if (auto restored = tracee.patch_code(entry, entry_code_); !restored)
+      return restored;
+    if (auto patched = tsc_.patch_mapped(tracee); !patched)
+      return patched;
+    if (!tsc_.unscanned().empty())
+      note(Source::kRdtscUncontrolled, Via::kOther);
+    return tracee.set_registers(regs);
+  }
+  // The prctl runs on a syscall instruction written over the entry for it.
+  if (auto written = tracee.patch_code(
+          entry, std::array{std::byte{0x0f}, std::byte{0x05}});
+      !written)
+    return written;
+  auto trapped =
+      tracee.inject_syscall(entry, SYS_prctl, {PR_SET_TSC, PR_TSC_SIGSEGV, 0});
+  if (!trapped)
+    return trapped.error();
+  if (*trapped != 0)
+    return system_error("cannot trap the target's rdtsc (PR_SET_TSC)",
+                        static_cast<int>(-*trapped));
+  if (auto restored = tracee.patch_code(entry, entry_code_); !restored)
+    return restored;
+  // From here every rdtsc faults: the sites patched for ld.so and the
+  // constructors get their instructions back, so the fault answers them.
+  if (auto unpatched = tsc_.unpatch_all(tracee); !unpatched)
+    return unpatched;
+  return tracee.set_registers(regs);
+}
+
+Result<void> Environment::at_debug_state(Tracee &tracee,
+                                         user_regs_struct regs) {
+  // Returns for it, as its ret would.
+  auto back = tracee.read_value<std::uint64_t>(regs.rsp);
+  if (!back)
+    return back.error();
+  regs.rip = *back;
+  regs.rsp += sizeof *back;
+  if (auto patched = tsc_.patch_mapped(tracee); !patched)
+    return patched;
+  if (!tsc_.unscanned().empty())
+    note(Source::kRdtscUncontrolled, Via::kOther);
+  return tracee.set_registers(regs);
+}
+
+void Environment::note(Source source, const user_regs_struct &regs) {
+  // rip is past the two-byte syscall instruction.
+  note(source, vdso_.in_vdso(regs.rip - 2) ? Via::kVdso : Via::kSyscall);
+}
+
+Result<void> Environment::fill_random(Tracee &tracee, std::uint64_t address,
+                                      std::uint64_t length) {
+  std::array<std::byte, 4096> chunk{};
+  for (std::uint64_t done = 0; done < length; done += chunk.size()) {
+    const std::size_t size =
+        std::min<std::uint64_t>(chunk.size(), length - done);
+    for (std::size_t i = 0; i < size; i += 8) {
+      const std::uint64_t word = random_();
+      std::memcpy(&chunk[i], &word, std::min<std::size_t>(8, size - i));
+    }
+    if (auto written =
+            tracee.write(address + done, std::span(chunk).first(size));
+        !written)
+      return written.error();
+  }
+  return {};
+}
+
+Result<std::optional<long>>
+Environment::random_read(Tracee &tracee, const user_regs_struct &regs) {
+  auto file = tracee.duplicate_fd(static_cast<int>(regs.rdi));
+  struct stat info {};
+  if (!file || fstat(file->get(), &info) != 0 || !S_ISCHR(info.st_mode) ||
+      major(info.st_rdev) != 1 ||
+      (minor(info.st_rdev) != 8 && minor(info.st_rdev) != 9))
+    return std::optional<long>();
+  note(Source::kDevRandom, Via::kSyscall);
+  const std::uint64_t length =
+      std::min<std::uint64_t>(regs.rdx, std::uint64_t{32} << 20);
+  if (auto filled = fill_random(tracee, regs.rsi, length); !filled)
+    return std::optional<long>(kFault);
+  return std::optional(static_cast<long>(length));
+}
+
+Result<bool> Environment::emulate_tsc(Tracee &tracee) {
+  auto regs = tracee.registers();
+  if (!regs)
+    return regs.error();
+  std::array<std::uint8_t, 3> code{};
+  const iovec remote{reinterpret_cast<void *>(regs->rip), code.size()};
+  if (!tracee.read(std::span(&remote, 1),
+                   std::as_writable_bytes(std::span(code))))
+    return false;
+  const bool rdtsc = code[0] == 0x0f && code[1] == 0x31;
+  const bool rdtscp = code[0] == 0x0f && code[1] == 0x01 && code[2] == 0xf9;
+  if (!rdtsc && !rdtscp)
+    return false;
+  if (auto answered =
+          answer_tsc(tracee, *regs, rdtsc ? 2 : 3, rdtscp, Source::kRdtsc);
+      !answered)
+    return answered.error();
+  return true;
+}
+
+Result<void> Environment::answer_tsc(Tracee &tracee, user_regs_struct regs,
+                                     std::uint8_t length, bool rdtscp,
+                                     Source source) {
+  const std::uint64_t tsc = clock_.tsc();
+  regs.rax = tsc & 0xffffffff;
+  regs.rdx = tsc >> 32;
+  regs.rip += length;
+  if (rdtscp)
+    regs.rcx = 0; // IA32_TSC_AUX: CPU 0
+  note(source, Via::kOther);
+  sources_.note_tsc_sites(tsc_.count());
+  return tracee.set_registers(regs);
+}
+
+Result<Action> answer_clock_gettime(SeccompStop &stop) {
+  const auto now =
+      stop.environment.clock().now(static_cast<clockid_t>(stop.regs.rdi));
+  if (!now)
+    return Action::answer(-EINVAL);
+  return Action::answer(put(stop.tracee, stop.regs.rsi, *now) ? 0 : kFault);
+}
+
+Result<Action> answer_gettimeofday(SeccompStop &stop) {
+  const timespec now = *stop.environment.clock().now(CLOCK_REALTIME);
+  const timeval tv{now.tv_sec, now.tv_nsec / 1000};
+  const struct timezone utc {};
+  return Action::answer(put(stop.tracee, stop.regs.rdi, tv) &&
+                                put(stop.tracee, stop.regs.rsi, utc)
+                            ? 0
+                            : kFault);
+}
+
+Result<Action> answer_time(SeccompStop &stop) {
+  const time_t seconds = stop.environment.clock().now(CLOCK_REALTIME)->tv_sec;
+  return Action::answer(put(stop.tracee, stop.regs.rdi, seconds) ? seconds
+                                                                 : kFault);
+}
+
+Result<Action> answer_clock_getres(SeccompStop &stop) {
+  if (!stop.environment.clock().now(static_cast<clockid_t>(stop.regs.rdi)))
+    return Action::answer(-EINVAL);
+  return Action::answer(
+      put(stop.tracee, stop.regs.rsi, timespec{0, 1}) ? 0 : kFault);
+}
+
+Result<Action> answer_getcpu(SeccompStop &stop) {
+  const unsigned zero = 0;
+  return Action::answer(put(stop.tracee, stop.regs.rdi, zero) &&
+                                put(stop.tracee, stop.regs.rsi, zero)
+                            ? 0
+                            : kFault);
+}
+
+Result<Action> answer_getrandom(SeccompStop &stop) {
+  const std::uint64_t length =
+      std::min<std::uint64_t>(stop.regs.rsi, std::uint64_t{32} << 20);
+  if (!stop.environment.fill_random(stop.tracee, stop.regs.rdi, length))
+    return Action::answer(kFault);
+  return Action::answer(static_cast<long>(length));
+}
+
+} // namespace cmc::tracer

@@ -1,0 +1,102 @@
+#pragma once
+
+#include <sys/user.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <random>
+
+#include "executor/sources.h"
+#include "tracer/process/tracee.h"
+#include "tracer/syscalls/syscall.h"
+#include "tracer/time/timer_fds.h"
+#include "tracer/time/tsc_patches.h"
+#include "tracer/time/vdso_control.h"
+#include "tracer/time/virtual_clock.h"
+#include "util/result.h"
+
+namespace cmc::tracer {
+
+// The world outside its memory that the target sees and cmc decides: the
+// virtual clock, random bytes from a seeded generator, the patched vDSO;
+// and the record of which of these sources the target used. One per run:
+// the same seed and steps give the same answers in the same order.
+class Environment {
+public:
+  explicit Environment(std::uint64_t seed) : random_(seed) {}
+
+  [[nodiscard]] VirtualClock &clock() { return clock_; }
+  [[nodiscard]] const VirtualClock &clock() const { return clock_; }
+  [[nodiscard]] const executor::Sources &sources() const { return sources_; }
+  [[nodiscard]] const VdsoLayout &vdso() const { return vdso_; }
+  [[nodiscard]] TimerFds &timers() { return timers_; }
+  [[nodiscard]] const TimerFds &timers() const { return timers_; }
+
+  // At the exec stop: overwrites AT_RANDOM, patches the vDSO, protects its
+  // clock pages, patches the rdtsc sites mapped (ld.so's start-up timing
+  // reads stay in its .bss, bytes of the whole process) and plants a
+  // breakpoint at the program's entry point; where PR_SET_TSC does not
+  // trap, scans ahead for rdtsc (scan_tsc_ahead).
+  [[nodiscard]] Result<void> take_control(Tracee &tracee);
+  // At a SIGTRAP stop: answers a breakpoint of cmc's and returns true, or
+  // returns false for another SIGTRAP. Until the entry, each rdtsc and
+  // rdtscp site of the files mapped is patched with int3 (TscPatches) and
+  // answered here. At the entry breakpoint, where PR_SET_TSC traps
+  // (tsc_traps()), it is set and the sites get their instructions back, so
+  // from then on the fault answers them (emulate_tsc); elsewhere the sites
+  // stay patched, and those of files mapped later are patched too.
+  [[nodiscard]] Result<bool> at_breakpoint(Tracee &tracee);
+
+  // Answers read(fd, buf, count) of /dev/urandom or /dev/random; nothing
+  // when fd is another file.
+  [[nodiscard]] Result<std::optional<long>>
+  random_read(Tracee &tracee, const user_regs_struct &regs);
+  // At a SIGSEGV stop: emulates the rdtsc or rdtscp at rip (PR_SET_TSC
+  // made it fault) and returns true, or returns false for another fault.
+  [[nodiscard]] Result<bool> emulate_tsc(Tracee &tracee);
+
+  // Records a source read by the system call whose stop has regs.
+  void note(executor::Source source, const user_regs_struct &regs);
+  void note(executor::Source source, executor::Via via) {
+    sources_.note(source, via);
+  }
+
+  // Writes length bytes of the seeded generator at address.
+  [[nodiscard]] Result<void> fill_random(Tracee &tracee, std::uint64_t address,
+                                         std::uint64_t length);
+  [[nodiscard]] Result<void> at_entry(Tracee &tracee, user_regs_struct regs);
+  // ld.so's _dl_debug_state (a ret), called around every dlopen and
+  // dlclose: patches the files mapped since.
+  [[nodiscard]] Result<void> at_debug_state(Tracee &tracee,
+                                            user_regs_struct regs);
+  // Answers the rdtsc (or rdtscp) of length bytes at regs.rip from the
+  // virtual clock and notes source.
+  [[nodiscard]] Result<void> answer_tsc(Tracee &tracee, user_regs_struct regs,
+                                        std::uint8_t length, bool rdtscp,
+                                        executor::Source source);
+
+private:
+  VirtualClock clock_;
+  std::mt19937_64 random_;
+  VdsoLayout vdso_;
+  TimerFds timers_;
+  executor::Sources sources_;
+  // The planted entry breakpoint and the code it replaced.
+  std::optional<std::uint64_t> entry_;
+  std::array<std::byte, 2> entry_code_{};
+  // Where PR_SET_TSC does not trap.
+  TscPatches tsc_;
+};
+
+// The handlers of the calls cmc answers itself, from the virtual clock or
+// the seed (the call never runs): their results are the kernel's for the
+// same clock and bytes, EFAULT for an address the target cannot take.
+[[nodiscard]] Result<Action> answer_clock_gettime(SeccompStop &stop);
+[[nodiscard]] Result<Action> answer_gettimeofday(SeccompStop &stop);
+[[nodiscard]] Result<Action> answer_time(SeccompStop &stop);
+[[nodiscard]] Result<Action> answer_clock_getres(SeccompStop &stop);
+[[nodiscard]] Result<Action> answer_getcpu(SeccompStop &stop);
+[[nodiscard]] Result<Action> answer_getrandom(SeccompStop &stop);
+
+} // namespace cmc::tracer

@@ -1,0 +1,99 @@
+#include "tracer/syscalls/syscall_trace.h"
+
+#include "tracer/syscalls/syscall_table.h"
+
+namespace cmc::tracer {
+namespace {
+
+decoder::MemoryReader reader_of(const Tracee &tracee) {
+  return [&tracee](std::uint64_t address, std::size_t length) {
+    // A buffer may run off the end of its mapping: halve it until the
+    // prefix reads.
+    std::string bytes(length, '\0');
+    while (!bytes.empty()) {
+      const iovec remote{reinterpret_cast<void *>(address), bytes.size()};
+      if (tracee
+              .read(std::span(&remote, 1),
+                    std::as_writable_bytes(std::span(bytes)))
+              .ok())
+        return bytes;
+      bytes.resize(bytes.size() / 2);
+    }
+    return bytes;
+  };
+}
+
+// Sets call's parts.
+void set_text(TracedCall &call, const Tracee &tracee,
+              const std::array<std::uint64_t, 6> &args,
+              std::optional<long> result,
+              const decoder::FormatOptions &format) {
+  call.parts =
+      format_call(call.number, args, result, reader_of(tracee), format);
+}
+
+} // namespace
+
+Result<void> SyscallTrace::entered(const Tracee &tracee, const VdsoLayout &vdso,
+                                   const user_regs_struct &regs) {
+  Entry entry;
+  entry.number = static_cast<long>(regs.orig_rax);
+  entry.call.number = entry.number;
+  entry.args = {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
+  entry.call.site = regs.rip - 2;
+  if (const auto *function = vdso.function_at(entry.call.site))
+    entry.call.vdso_function = function->name;
+  if (backtraces_) {
+    if (!backtracer_) {
+      auto attached = Backtracer::attach(tracee.pid());
+      if (!attached)
+        return attached.error();
+      backtracer_ = std::move(*attached);
+    }
+    // A patched vDSO stub pushes nothing: its unwind tables, written for
+    // the code it replaced, do not describe it.
+    auto frames =
+        entry.call.vdso_function.empty()
+            ? backtracer_->unwind()
+            : backtracer_->unwind_from_entry(entry.call.site, regs.rsp);
+    if (!frames)
+      return frames.error();
+    entry.call.backtrace = std::move(*frames);
+  }
+  entered_ = std::move(entry);
+  return {};
+}
+
+Result<void> SyscallTrace::returned(const Tracee &tracee,
+                                    const user_regs_struct &regs) {
+  if (!entered_)
+    return {};
+  Entry entry = std::move(*entered_);
+  entered_.reset();
+  set_text(entry.call, tracee, entry.args, static_cast<long>(regs.rax),
+           format_);
+  calls_.push_back(std::move(entry.call));
+  return {};
+}
+
+void SyscallTrace::reset() {
+  backtracer_.reset();
+  entered_.reset();
+  calls_.clear();
+}
+
+std::vector<TracedCall> SyscallTrace::take() {
+  std::vector<TracedCall> calls;
+  calls.swap(calls_);
+  return calls;
+}
+
+std::optional<TracedCall> SyscallTrace::pending(const Tracee &tracee) const {
+  if (!entered_)
+    return std::nullopt;
+  TracedCall call = entered_->call;
+  set_text(call, tracee, entered_->args, std::nullopt, format_);
+  return call;
+}
+
+} // namespace cmc::tracer
