@@ -162,9 +162,9 @@ int child_entry(void *plan) { child_main(*static_cast<ChildPlan *>(plan)); }
 Error child_error(const LaunchSpec &spec, int report_fd, WaitStatus status) {
   ChildFailure failure{};
   if (read(report_fd, &failure, sizeof failure) == sizeof failure)
-    return Error{fmt::format("cannot start {}: {} failed: {}", spec.program,
-                             stage_name(failure.stage),
-                             std::strerror(failure.error))};
+    return system_error(fmt::format("cannot start {}: {} failed", spec.program,
+                                    stage_name(failure.stage)),
+                        failure.error);
   return Error{fmt::format("cannot start {}: it ended before exec (status "
                            "{:#x})",
                            spec.program,
@@ -212,12 +212,10 @@ Result<std::array<UniqueFd, 2>> output_pipe() {
   // Only cmc's end is non-blocking: the target's stdout and stderr block
   // as a pipe to a reader would (a target may check, as some loggers do).
   if (pipe2(output.data(), O_CLOEXEC) != 0)
-    return Error{
-        fmt::format("cannot prepare the launch: {}", std::strerror(errno))};
+    return system_error("cannot prepare the launch", errno);
   std::array<UniqueFd, 2> ends{UniqueFd(output[0]), UniqueFd(output[1])};
   if (fcntl(ends[0].get(), F_SETFL, O_NONBLOCK) != 0)
-    return Error{
-        fmt::format("cannot prepare the launch: {}", std::strerror(errno))};
+    return system_error("cannot prepare the launch", errno);
   // Room for a step's worth of logging: a target blocked on a full pipe
   // does not become quiescent (a hang), so cmc drains it after each step.
   fcntl(ends[1].get(), F_SETPIPE_SZ, kOutputPipeSize);
@@ -271,8 +269,7 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec,
   static const std::vector<char *> environment = target_environment();
   std::array<int, 2> report{};
   if (!dev_null.valid() || pipe2(report.data(), O_CLOEXEC) != 0)
-    return Error{
-        fmt::format("cannot prepare the launch: {}", std::strerror(errno))};
+    return system_error("cannot prepare the launch", errno);
   UniqueFd report_read(report[0]);
   UniqueFd report_write(report[1]);
   // Built before fork: the child must not allocate.
