@@ -12,12 +12,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "app/check_command.h"
-#include "app/explore_command.h"
-#include "app/interrupts.h"
-#include "app/plugin_server.h"
-#include "app/replay_command.h"
-#include "app/scan_command.h"
+#include "app/cli/check_command.h"
+#include "app/cli/explore_command.h"
+#include "app/cli/interrupts.h"
+#include "app/cli/replay_command.h"
+#include "app/cli/scan_command.h"
+#include "app/plugins/plugin_server.h"
 #include "app/version.h"
 #include "util/user_error.h"
 
@@ -162,8 +162,8 @@ int main(int argc, char **argv) {
   for (int fd = 0; fd <= 2; ++fd)
     if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDONLY) != fd)
       return static_cast<int>(cmc::ExitCode::kCannotCheck);
-  // A property plugin's host (app/plugin_host.h), which cmc starts itself:
-  // no command a user gives.
+  // A property plugin's host (app/plugins/plugin_host.h), which cmc starts
+  // itself: no command a user gives.
   if (argc == 3 && std::string_view(argv[1]) == "plugin-host")
     return cmc::app::run_plugin_server(argv[2]);
   try {
