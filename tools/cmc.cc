@@ -17,6 +17,7 @@
 #include "app/cli/interrupts.h"
 #include "app/cli/replay_command.h"
 #include "app/cli/scan_command.h"
+#include "app/cli/target_setup.h"
 #include "app/plugins/plugin_server.h"
 #include "app/version.h"
 #include "util/user_error.h"

@@ -12,12 +12,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "app/cli/replay_command.h"
-#include "app/cli/target_options.h"
+#include "app/cli/path_replay.h"
+#include "app/cli/target_setup.h"
 #include "app/render/check_page.h"
 #include "app/render/html_report.h"
 #include "app/render/state_graph.h"
 #include "app/report/report.h"
+#include "app/report/target_options.h"
 #include "decoder/elf_file.h"
 #include "decoder/region.h"
 #include "search/breadth_first.h"
@@ -198,6 +199,43 @@ void print_replay(std::FILE *out, const CheckOptions &options,
     fmt::print(out, "       or: cmc replay --from {}\n", options.json);
 }
 
+// The replay for the page prints nothing: the check's output is its own.
+class QuietWatcher final : public ReplayWatcher {
+public:
+  void started(const std::vector<tracer::TracedCall> & /*calls*/) override {}
+  void stepping(std::size_t /*step*/) override {}
+  void stepped(const StepOutcome & /*outcome*/) override {}
+};
+
+// The counterexample of json's check replayed once, as `cmc replay --json`
+// reports it, for the --html page's chart; null when there is none (an
+// interrupted search keeps its counterexample, but has no verdict) or the
+// replay fails.
+nlohmann::json replayed_counterexample(const nlohmann::json &json,
+                                       const search::Report &report,
+                                       const StepNames &names,
+                                       const search::Property &property) {
+  if (json.at("verdict") != "violated")
+    return nullptr;
+  std::vector<Step> steps;
+  for (const tracer::ActionId action : report.counterexample)
+    steps.push_back(step_of(*names.spec, action));
+  tracer::SyscallTrace trace(false);
+  QuietWatcher watcher;
+  try {
+    return replay_report_json(replay_path(*names.spec, steps,
+                                          report.counterexample, names.tick,
+                                          property, trace, watcher),
+                              report.violation);
+  } catch (const UserError &error) {
+    fmt::print(stderr,
+               "cmc: the --html page has no chart of the counterexample: "
+               "its replay failed: {}\n",
+               error.what());
+    return nullptr;
+  }
+}
+
 int check(const CheckOptions &options, JsonOutput &json_output,
           OutputFile &page, OutputFile &dot) {
   const auto spec = check_spec(options);
@@ -242,7 +280,9 @@ int check(const CheckOptions &options, JsonOutput &json_output,
     dot.write(state_graph_dot(*report, names, layout));
   // Only with --html: the page replays a counterexample and draws the graph.
   if (!options.html.empty())
-    page.write(check_page(json, *report, names, *property, layout));
+    page.write(
+        check_page(json, *report, names, layout,
+                   replayed_counterexample(json, *report, names, *property)));
   if (refused)
     fmt::print(stderr, "cmc: {}; --strict makes that an error\n", lossy);
   if (report->interrupted || refused)

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/target_options.h"
+#include "app/report/target_options.h"
 
 namespace cmc::app {
 

@@ -13,6 +13,7 @@
 
 #include "app/cli/explorer.h"
 #include "app/cli/interrupts.h"
+#include "app/cli/target_setup.h"
 #include "tracer/watchdog.h"
 #include "util/user_error.h"
 

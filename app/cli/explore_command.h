@@ -2,7 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "app/cli/target_options.h"
+#include "app/report/target_options.h"
 #include "app/report/trace_output.h"
 
 namespace cmc::app {

@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "app/cli/replay_command.h"
-#include "app/cli/scan_command.h"
+#include "app/cli/site_listing.h"
+#include "app/cli/target_setup.h"
 #include "app/report/step_report.h"
 #include "decoder/syscall_scan.h"
 #include "tracer/watchdog.h"

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "app/cli/site_marks.h"
-#include "app/cli/target_options.h"
 #include "app/report/report.h"
+#include "app/report/target_options.h"
 #include "app/report/trace_output.h"
 #include "tracer/network_namespace.h"
 #include "tracer/site_log.h"

@@ -2,7 +2,7 @@
 
 #include <span>
 
-#include "app/cli/target_options.h"
+#include "app/cli/target_setup.h"
 #include "tracer/network_namespace.h"
 #include "util/user_error.h"
 

@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "app/cli/path_replay.h"
+#include "app/cli/target_setup.h"
 #include "app/report/report_reader.h"
 #include "app/report/step_report.h"
 #include "search/property.h"
@@ -28,20 +29,6 @@
 namespace cmc::app {
 namespace {
 
-// A word the shell passes on unchanged, quoted if it needs to be.
-std::string shell_quote(const std::string &word) {
-  const bool plain =
-      !word.empty() &&
-      word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
-                             "VWXYZ0123456789_-+=/.,:@%") == std::string::npos;
-  if (plain)
-    return word;
-  std::string quoted = "'";
-  for (const char c : word)
-    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
 // What a report gives: the steps, the violation it found, the target.
 struct Plan {
   std::vector<Step> steps;
@@ -52,16 +39,6 @@ struct Plan {
   std::vector<std::string> found_with;
   std::string found_hash;
 };
-
-// The XXH3-128 of the program file, in hex: which build a report was
-// made with.
-std::string program_hash(const std::string &program) {
-  std::ifstream file(program, std::ios::binary);
-  const std::string bytes{std::istreambuf_iterator<char>(file), {}};
-  if (!file.good() && !file.eof())
-    cannot_check(fmt::format("cannot read the program {}", program));
-  return fingerprint_of(std::as_bytes(std::span(bytes))).hex();
-}
 
 // The text of the report at path: a regular file of at most 64 MiB.
 std::string read_report(const std::string &path) {
@@ -219,60 +196,6 @@ void add_replay_options(CLI::App &replay, ReplayOptions &options) {
       ->type_name("FILE")
       ->check(json_file());
   add_trace_options(replay, options.trace);
-}
-
-nlohmann::json replay_json(const TargetOptions &options,
-                           const std::string &program) {
-  return {{"command", options.command},
-          {"program_hash", program_hash(program)},
-          {"clients", options.clients},
-          {"regions", options.regions},
-          {"invariant", options.invariant},
-          {"forbid_response", options.forbid_response},
-          {"properties", options.properties},
-          {"seed", options.seed},
-          {"port", options.port ? nlohmann::json(*options.port) : nullptr},
-          {"aslr", options.aslr},
-          {"writable", options.writable}};
-}
-
-std::string replay_command_line(const TargetOptions &options,
-                                const std::vector<Step> &steps) {
-  std::string line = "cmc replay";
-  for (const std::string &client : options.clients)
-    line += " --client " + shell_quote(client);
-  for (const std::string &region : options.regions)
-    line += " --region " + shell_quote(region);
-  if (options.invariant != "none")
-    line += " --invariant " + options.invariant;
-  if (!options.forbid_response.empty())
-    line += " --forbid-response " + shell_quote(options.forbid_response);
-  for (const std::string &property : options.properties)
-    line += " --property " + shell_quote(property);
-  if (!options.tick.empty())
-    line += " --tick " + options.tick;
-  if (options.seed != 0)
-    line += fmt::format(" --seed {}", options.seed);
-  if (options.port)
-    line += fmt::format(" --port {}", *options.port);
-  if (options.aslr)
-    line += " --aslr";
-  for (const std::string &path : options.writable)
-    line += " --writable " + shell_quote(path);
-  line += " --steps";
-  for (const Step &step : steps) {
-    const std::string who = step.client.empty() ? "" : step.client + ":";
-    if (step.kind == Step::Kind::kTick)
-      line += " tick";
-    else if (step.kind == Step::Kind::kDisconnect)
-      line += " " + shell_quote(who + "disconnect");
-    else
-      line += " " + shell_quote(who + encode_escapes(step.message));
-  }
-  line += " --";
-  for (const std::string &word : options.command)
-    line += " " + shell_quote(word);
-  return line;
 }
 
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/target_options.h"
 #include "app/report/report.h"
+#include "app/report/target_options.h"
 #include "app/report/trace_output.h"
 
 namespace cmc::app {
@@ -33,15 +33,5 @@ void add_replay_options(CLI::App &replay, ReplayOptions &options);
 // report found one with another build or command). Throws UserError, also
 // when the report's own build does not show its violation again.
 [[nodiscard]] int run_replay(const ReplayOptions &options);
-
-// The "replay" object of a `cmc check --json` report: what `cmc replay
-// --from` needs besides the counterexample, and which build of program
-// (its path as resolved) the check ran.
-[[nodiscard]] nlohmann::json replay_json(const TargetOptions &options,
-                                         const std::string &program);
-
-// The shell command that replays steps on the target of options.
-[[nodiscard]] std::string replay_command_line(const TargetOptions &options,
-                                              const std::vector<Step> &steps);
 
 } // namespace cmc::app

@@ -6,8 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/site_marks.h"
-
 namespace cmc::app {
 
 // The options of `cmc scan`.
@@ -23,17 +21,6 @@ struct ScanOptions {
 };
 
 void add_scan_options(CLI::App &scan, ScanOptions &options);
-
-// The binary and the shared libraries it loads, each scanned; throws
-// UserError.
-[[nodiscard]] std::vector<Module> scan_modules(const std::string &binary);
-
-// Prints the inline and unknown sites (with all_sites every site), marked
-// observed or never reached when marks are given, and a summary per module.
-void print_sites(const std::vector<Module> &modules, bool all_sites,
-                 const SiteMarks *marks);
-// Prints the vDSO functions a run called and its calls at no scanned site.
-void print_calls_seen(const SiteMarks &marks);
 
 // Lists the system call instructions of the binary and of the shared
 // libraries it loads; with run, marks each one the program executed in one

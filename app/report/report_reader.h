@@ -4,8 +4,8 @@
 #include <string_view>
 #include <vector>
 
-#include "app/cli/target_options.h"
 #include "app/report/report.h"
+#include "app/report/target_options.h"
 #include "util/result.h"
 
 namespace cmc::app {

@@ -1,4 +1,4 @@
-#include "app/cli/target_options.h"
+#include "app/cli/target_setup.h"
 
 #include <unistd.h>
 
@@ -86,20 +86,6 @@ CLI::Validator output_file(bool or_stdout) {
 }
 
 CLI::Validator json_file() { return output_file(true); }
-
-Result<void> check_client_names(const std::vector<std::string> &clients) {
-  for (auto name = clients.begin(); name != clients.end(); ++name) {
-    if (name->empty() || name->find(':') != std::string::npos)
-      return Error{fmt::format("--client '{}': a name is not empty and has "
-                               "no ':'",
-                               *name)};
-    if (std::find(clients.begin(), name, *name) != name)
-      return Error{fmt::format("--client {} is given twice: each client "
-                               "needs a name of its own",
-                               *name)};
-  }
-  return {};
-}
 
 std::chrono::milliseconds step_timeout(double seconds) {
   auto timeout = timeout_of_seconds(seconds);

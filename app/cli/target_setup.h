@@ -9,34 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "app/report/target_options.h"
 #include "search/property.h"
 #include "tracer/target_run.h"
 #include "util/result.h"
 
 namespace cmc::app {
 
-// The options that name a target, its state and what to send it, shared by
-// the commands that run one (check, replay), as the user gave them.
-struct TargetOptions {
-  std::vector<std::string> messages; // C escapes not yet decoded
-  // --client NAME, in order, and the client of each message (the last
-  // --client before its -m); both empty without --client.
-  std::vector<std::string> clients;
-  std::vector<std::size_t> message_clients;
-  bool disconnect = false;
-  std::vector<std::string> regions;
-  std::string invariant = "none";
-  std::string forbid_response;         // a regular expression; "" none
-  std::vector<std::string> properties; // --property plugins, absolute paths
-  bool aslr = false;
-  std::optional<std::uint16_t> port;
-  double step_timeout_s = 10;
-  bool show_output = false;
-  std::vector<std::string> writable; // --writable PATH
-  std::string tick;                  // "" none
-  std::uint64_t seed = 0;
-  std::vector<std::string> command; // PROGRAM [ARGS...]
-};
+// From the TargetOptions to the run: the options registered on a command,
+// the TargetSpec and the property they describe.
 
 // An option of digits only, a value below 2^64: CLI11 reads "-1" into an
 // unsigned option as 2^64-1 and 2^64 as 2^64-1 too (strtoull).
@@ -47,11 +28,6 @@ struct TargetOptions {
 [[nodiscard]] CLI::Validator output_file(bool or_stdout);
 // A --json value: a file or - (stdout).
 [[nodiscard]] CLI::Validator json_file();
-
-// --client names: each one non-empty, without ':' (a --steps word is
-// NAME:TEXT) and given once.
-[[nodiscard]] Result<void>
-check_client_names(const std::vector<std::string> &clients);
 
 // --step-timeout SECONDS as a duration; throws UserError out of range
 // (1 ms to a day; NaN and infinity too).
