@@ -217,15 +217,11 @@ nlohmann::json replayed_counterexample(const nlohmann::json &json,
                                        const search::Property &property) {
   if (json.at("verdict") != "violated")
     return nullptr;
-  std::vector<Step> steps;
-  for (const tracer::ActionId action : report.counterexample)
-    steps.push_back(step_of(*names.spec, action));
   tracer::SyscallTrace trace(false);
   QuietWatcher watcher;
   try {
-    return replay_report_json(replay_path(*names.spec, steps,
-                                          report.counterexample, names.tick,
-                                          property, trace, watcher),
+    return replay_report_json(replay_path(*names.spec, report.counterexample,
+                                          names.tick, property, trace, watcher),
                               report.violation);
   } catch (const UserError &error) {
     fmt::print(stderr,

@@ -82,7 +82,6 @@ StepOutcome take_step(tracer::TargetRun &run, tracer::SyscallTrace &trace,
 } // namespace
 
 PathReplay replay_path(const tracer::TargetSpec &spec,
-                       const std::vector<Step> &steps,
                        const std::vector<tracer::ActionId> &actions,
                        const std::string &tick,
                        const search::Property &property,
@@ -102,7 +101,8 @@ PathReplay replay_path(const tracer::TargetSpec &spec,
     const StepOutcome outcome =
         take_step(run, trace, spec, actions[i], i, seen);
     watcher.stepped(outcome);
-    replay.steps.push_back(outcome_json(spec, steps.at(i), tick, outcome));
+    replay.steps.push_back(
+        outcome_json(spec, step_of(spec, actions[i]), tick, outcome));
     std::optional<std::string> violation;
     if (outcome.fault) {
       violation = outcome.fault->violation();

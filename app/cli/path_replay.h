@@ -48,12 +48,12 @@ struct PathReplay {
   nlohmann::json steps = nlohmann::json::array();
 };
 
-// Takes steps (actions of spec, tick the text of --tick) once in a fresh
-// target in a network namespace of its own, every system call observed by
-// trace, until the target dies or a step breaks property. Throws
-// UserError when the target cannot be run.
+// Takes actions (of spec, tick the text of --tick) once in a fresh target
+// in a network namespace of its own, every system call observed by trace,
+// until the target dies or a step breaks property; each step is reported
+// as step_of(spec, action). Throws UserError when the target cannot be run.
 [[nodiscard]] PathReplay
-replay_path(const tracer::TargetSpec &spec, const std::vector<Step> &steps,
+replay_path(const tracer::TargetSpec &spec,
             const std::vector<tracer::ActionId> &actions,
             const std::string &tick, const search::Property &property,
             tracer::SyscallTrace &trace, ReplayWatcher &watcher);

@@ -282,8 +282,8 @@ int run_replay(const ReplayOptions &options) {
       make_check_property(plan.target, spec, layout_of(spec->regions));
   tracer::SyscallTrace trace(options.backtrace, out.format());
   PrintingWatcher watcher(*spec, plan, options, out);
-  const PathReplay replay = replay_path(
-      *spec, plan.steps, actions, plan.target.tick, *property, trace, watcher);
+  const PathReplay replay =
+      replay_path(*spec, actions, plan.target.tick, *property, trace, watcher);
   const bool violated = !replay.violation.empty();
   json.write(replay_report_json(replay, plan.expected));
   if (violated) {
