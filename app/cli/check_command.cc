@@ -272,10 +272,10 @@ int check(const CheckOptions &options, JsonOutput &json_output,
     json["error"] = lossy;
   }
   json_output.write(json);
-  if (!options.dot.empty())
+  if (dot.wanted())
     dot.write(state_graph_dot(*report, names, layout));
   // Only with --html: the page replays a counterexample and draws the graph.
-  if (!options.html.empty())
+  if (page.wanted())
     page.write(
         check_page(json, *report, names, layout,
                    replayed_counterexample(json, *report, names, *property)));
@@ -390,7 +390,8 @@ int run_check(const CheckOptions &options) {
   } catch (const UserError &error) {
     const nlohmann::json json = error_json(error.what());
     json_output.write(json);
-    page.write(html_report(json, nullptr, ""));
+    if (page.wanted())
+      page.write(html_report(json, nullptr, ""));
     throw;
   }
 }

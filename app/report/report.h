@@ -100,6 +100,9 @@ public:
   OutputFile(std::string_view option, std::string what,
              const std::string &destination);
   void write(std::string_view text);
+  // Whether it writes anywhere: a destination was given. What only this
+  // file needs is worth making only then.
+  [[nodiscard]] bool wanted() const { return !destination_.empty(); }
   // Whether it writes to stdout (-).
   [[nodiscard]] bool to_stdout() const { return destination_ == "-"; }
 
