@@ -288,16 +288,8 @@ int check(const CheckOptions &options, JsonOutput &json_output,
              : static_cast<int>(ExitCode::kHolds);
 }
 
-} // namespace
-
-void add_check_options(CLI::App &check, CheckOptions &options) {
-  add_target_options(check, options.target);
-  check.get_option("--message")->required();
-  check.get_option("--region")
-      ->description("State to read after every step (repeatable): SYMBOL, "
-                    "SYMBOL:LEN or SYMBOL+OFF:LEN, from .symtab or .dynsym. "
-                    "With any, the regions are the state (--dedup regions), "
-                    "every merge audited against the whole process");
+// How far the search goes and how many workers run it.
+void add_bound_options(CLI::App &check, CheckOptions &options) {
   check
       .add_option("--max-depth", options.max_depth,
                   "Explore paths of at most N steps")
@@ -311,6 +303,11 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
                   "N worker threads (default: all CPUs; at most 4 per CPU)")
       ->type_name("N")
       ->check(whole_number());
+}
+
+// What the check writes besides its text: the JSON report, the graph, the
+// page; and the progress lines it leaves out.
+void add_output_options(CLI::App &check, CheckOptions &options) {
   check
       .add_option("--json", options.json,
                   "Write the JSON report to FILE (- for stdout; "
@@ -336,6 +333,10 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
       ->type_name("FILE")
       ->check(output_file(false));
   check.add_flag("-q,--quiet", options.quiet, "No progress lines");
+}
+
+// Which paths are explored: the ticks on one, each message once.
+void add_path_options(CLI::App &check, CheckOptions &options) {
   check
       .add_option("--max-ticks", options.max_ticks,
                   "With --tick: at most N ticks per path (default 1)")
@@ -344,6 +345,10 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
   check.add_flag("--once", options.once,
                  "Each message at most once per path (the messages taken "
                  "are then part of the state)");
+}
+
+// What a state is and how the search reaches it.
+void add_state_options(CLI::App &check, CheckOptions &options) {
   check.add_flag("--mask-volatile", options.mask_volatile,
                  "Mask state bytes that differ between two runs of one "
                  "path (clocks, counters, pointers), list them and search "
@@ -379,6 +384,22 @@ void add_check_options(CLI::App &check, CheckOptions &options) {
   check.add_flag("--strict", options.strict,
                  "With --dedup regions: a merge of two states whose whole "
                  "processes differ is an error (exit 3), not a caveat");
+}
+
+} // namespace
+
+void add_check_options(CLI::App &check, CheckOptions &options) {
+  add_target_options(check, options.target);
+  check.get_option("--message")->required();
+  check.get_option("--region")
+      ->description("State to read after every step (repeatable): SYMBOL, "
+                    "SYMBOL:LEN or SYMBOL+OFF:LEN, from .symtab or .dynsym. "
+                    "With any, the regions are the state (--dedup regions), "
+                    "every merge audited against the whole process");
+  add_bound_options(check, options);
+  add_output_options(check, options);
+  add_path_options(check, options);
+  add_state_options(check, options);
 }
 
 int run_check(const CheckOptions &options) {

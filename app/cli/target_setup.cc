@@ -94,7 +94,10 @@ std::chrono::milliseconds step_timeout(double seconds) {
   return *timeout;
 }
 
-void add_target_options(CLI::App &command, TargetOptions &options) {
+namespace {
+
+// What the clients send, and from which connection.
+void add_client_options(CLI::App &command, TargetOptions &options) {
   command
       .add_option("-m,--message", options.messages,
                   "One client message (repeatable); C escapes \\n \\r "
@@ -110,6 +113,10 @@ void add_target_options(CLI::App &command, TargetOptions &options) {
   command.add_flag("--disconnect", options.disconnect,
                    "With --client: add, per client, the step 'this client "
                    "closes its connection'");
+}
+
+// The state read after every step and the properties checked on it.
+void add_property_options(CLI::App &command, TargetOptions &options) {
   command
       .add_option("--region", options.regions,
                   "State to read after every step (repeatable): SYMBOL, "
@@ -137,6 +144,11 @@ void add_target_options(CLI::App &command, TargetOptions &options) {
       ->transform([](const std::string &path) {
         return std::filesystem::absolute(path).string();
       });
+}
+
+// How the target runs: its address space, port, time limit, output and
+// the files it may write.
+void add_run_options(CLI::App &command, TargetOptions &options) {
   command.add_flag("--aslr", options.aslr,
                    "Leave the target's address-space randomisation on");
   command
@@ -162,6 +174,10 @@ void add_target_options(CLI::App &command, TargetOptions &options) {
           "must exist, mounted over in a mount namespace of the run's own. "
           "Other writes stop the check naming the path.")
       ->type_name("PATH");
+}
+
+// The target's virtual time and randomness.
+void add_environment_options(CLI::App &command, TargetOptions &options) {
   command
       .add_option("--tick", options.tick,
                   "Add the step 'advance the target's virtual clock by "
@@ -175,6 +191,15 @@ void add_target_options(CLI::App &command, TargetOptions &options) {
                   "0)")
       ->type_name("N")
       ->check(whole_number());
+}
+
+} // namespace
+
+void add_target_options(CLI::App &command, TargetOptions &options) {
+  add_client_options(command, options);
+  add_property_options(command, options);
+  add_run_options(command, options);
+  add_environment_options(command, options);
   command.add_option("command", options.command, "-- PROGRAM [ARGS...]")
       ->type_name("");
 }

@@ -369,25 +369,33 @@ std::string step_text(const Step &step, const std::string &tick) {
   return "tick " + tick;
 }
 
-nlohmann::json report_json(const search::Report &report,
-                           const StepNames &names) {
-  const bool violated = report.verdict == search::Verdict::kViolated;
-  nlohmann::json counterexample = nullptr;
-  if (violated) {
-    counterexample = nlohmann::json::array();
-    for (std::size_t i = 0; i < report.counterexample.size(); ++i) {
-      nlohmann::json step =
-          step_json(step_of(*names.spec, report.counterexample[i]), names.tick);
-      if (i < report.counterexample_effects.size())
-        add_effects_json(step, report.counterexample_effects[i]);
-      counterexample.push_back(step);
-    }
+namespace {
+
+// The counterexample's steps, each with what the target did not read of
+// its message; null without a violation.
+nlohmann::json counterexample_json(const search::Report &report,
+                                   const StepNames &names) {
+  if (report.verdict != search::Verdict::kViolated)
+    return nullptr;
+  nlohmann::json counterexample = nlohmann::json::array();
+  for (std::size_t i = 0; i < report.counterexample.size(); ++i) {
+    nlohmann::json step =
+        step_json(step_of(*names.spec, report.counterexample[i]), names.tick);
+    if (i < report.counterexample_effects.size())
+      add_effects_json(step, report.counterexample_effects[i]);
+    counterexample.push_back(step);
   }
+  return counterexample;
+}
+
+// The verdict, the counts and the rates.
+nlohmann::json verdict_json(const search::Report &report,
+                            const StepNames &names) {
+  const bool violated = report.verdict == search::Verdict::kViolated;
   const char *verdict = violated ? "violated" : "holds";
   if (report.interrupted)
     verdict = "error";
-  nlohmann::json json = report_header();
-  json.update({
+  return {
       {"verdict", verdict},
       {"complete", report.complete},
       {"distinct_states", report.distinct_states},
@@ -398,9 +406,15 @@ nlohmann::json report_json(const search::Report &report,
       {"states_per_s", per_second(report.distinct_states, report.elapsed_s)},
       {"transitions_per_s", per_second(report.transitions, report.elapsed_s)},
       {"collision_probability", collision_probability(report.distinct_states)},
-      {"counterexample", counterexample},
+      {"counterexample", counterexample_json(report, names)},
       {"violation", violated ? nlohmann::json(report.violation) : nullptr},
       {"error", report.interrupted ? nlohmann::json("interrupted") : nullptr},
+  };
+}
+
+// The settings the search ran with.
+nlohmann::json settings_json(const StepNames &names) {
+  return {
       {"tick", names.tick.empty() ? nlohmann::json(nullptr)
                                   : nlohmann::json(names.tick)},
       {"max_ticks", names.max_ticks},
@@ -410,25 +424,42 @@ nlohmann::json report_json(const search::Report &report,
         {"max_states", optional_json(names.max_states)}}},
       {"jobs", names.jobs},
       {"state", state_name(names.spec->state)},
+      {"once", names.once},
+      {"checked", names.no_property ? "crashes, exits and hangs only"
+                                    : "properties, crashes, exits and hangs"},
+  };
+}
+
+// What the search found on the way: the abstraction's merges, the heap,
+// the cost of a state, masks, restarts, coverage and snapshots.
+nlohmann::json findings_json(const search::Report &report,
+                             const StepNames &names) {
+  const auto per_run = [&](std::size_t bytes) {
+    return report.runs_measured == 0
+               ? nlohmann::json(nullptr)
+               : nlohmann::json(mean(bytes, report.runs_measured));
+  };
+  return {
       {"abstraction", abstraction_json(report, names)},
       {"heap", heap_json(report.heap)},
-      {"bytes_read_per_state",
-       report.runs_measured == 0
-           ? nlohmann::json(nullptr)
-           : nlohmann::json(mean(report.bytes_read, report.runs_measured))},
-      {"bytes_hashed_per_state",
-       report.runs_measured == 0
-           ? nlohmann::json(nullptr)
-           : nlohmann::json(mean(report.bytes_hashed, report.runs_measured))},
-      {"once", names.once},
+      {"bytes_read_per_state", per_run(report.bytes_read)},
+      {"bytes_hashed_per_state", per_run(report.bytes_hashed)},
       {"masked", report.masked},
       {"restarts", report.restarts},
       {"coverage", coverage_json(report, names)},
       {"snapshots", snapshots_json(report, names)},
-      {"checked", names.no_property ? "crashes, exits and hangs only"
-                                    : "properties, crashes, exits and hangs"},
-      {"replay", nullptr},
-  });
+  };
+}
+
+} // namespace
+
+nlohmann::json report_json(const search::Report &report,
+                           const StepNames &names) {
+  nlohmann::json json = report_header();
+  json.update(verdict_json(report, names));
+  json.update(settings_json(names));
+  json.update(findings_json(report, names));
+  json["replay"] = nullptr;
   json["backtrace"] = nlohmann::json::array();
   for (const tracer::Frame &frame : report.backtrace)
     json["backtrace"].push_back(tracer::describe(frame));
