@@ -54,4 +54,12 @@ struct Differing {
     tracer::Executor &executor, std::span<const tracer::ActionId> prefix,
     const std::vector<RegionLayout> &layout, Differing *differing = nullptr);
 
+// What differs between a run restored from a snapshot and a replay of the
+// same path: "how the last step ended", the region bytes (named by
+// layout), the whole-process fingerprint, the replies; "" when nothing.
+[[nodiscard]] std::string
+restore_differs(const tracer::Observation &restored,
+                const tracer::Observation &replay,
+                const std::vector<RegionLayout> &layout);
+
 } // namespace cmc::search

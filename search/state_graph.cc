@@ -13,4 +13,21 @@ std::vector<ChangedByte> changed_bytes(std::span<const std::byte> before,
   return changes;
 }
 
+void record_state(std::optional<StateGraph> &graph,
+                  const tracer::Observation &observation,
+                  tracer::StateKind state) {
+  if (!graph)
+    return;
+  std::vector<ChangedByte> &changes = graph->changes.emplace_back();
+  if (state == tracer::StateKind::kRegions)
+    changes = changed_bytes(observation.before, observation.after);
+}
+
+void record_edge(std::optional<StateGraph> &graph, std::uint32_t from,
+                 tracer::ActionId action, GraphEdge::Reached reached,
+                 std::uint32_t to) {
+  if (graph)
+    graph->edges.push_back({from, action, reached, to});
+}
+
 } // namespace cmc::search
