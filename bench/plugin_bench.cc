@@ -1,6 +1,7 @@
-// What running a property plugin in its host process (app/plugin_host.h)
-// costs per call against calling it in cmc's own process, as before: the
-// demo plugin lock_grant on a path of N steps with 64-byte states.
+// What running a property plugin in its host process
+// (app/plugins/plugin_host.h) costs per call against calling it in cmc's own
+// process, as before: the demo plugin lock_grant on a path of N steps with
+// 64-byte states.
 
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
@@ -10,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "app/property_plugin.h"
+#include "app/plugins/property_plugin.h"
 #include "cmc/property.h"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "app/report_reader.h"
+#include "app/report/report_reader.h"
 #include "util/check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,

@@ -20,7 +20,9 @@
 
 #include "search/merge_audit.h"
 #include "search/nondeterminism.h"
+#include "search/progress_meter.h"
 #include "search/recorded_states.h"
+#include "search/report_counts.h"
 #include "search/state_store.h"
 #include "util/check.h"
 #include "util/log.h"
@@ -58,44 +60,6 @@ struct Transition {
 
 // kRestart: new volatile bytes were masked; the search must start again.
 enum class Outcome { kContinue, kViolated, kRestart };
-
-// Prints a progress line about once a second, from the first second on,
-// as TLC's: the time, the depth, the distinct states, the states left on
-// the queue (those of this level not expanded yet, and those found for the
-// next), and the rate of new states over the last interval and overall.
-class ProgressMeter {
-public:
-  ProgressMeter(bool enabled, Clock::time_point start)
-      : enabled_(enabled), start_(start), last_(start),
-        next_(start + std::chrono::seconds(1)) {}
-
-  void update(const Report &report, std::size_t depth, std::size_t queued) {
-    const Clock::time_point now = Clock::now();
-    if (!enabled_ || now < next_)
-      return;
-    next_ = now + std::chrono::seconds(1);
-    const double elapsed = seconds_since(start_);
-    const double interval = std::chrono::duration<double>(now - last_).count();
-    const std::size_t found = report.distinct_states - last_distinct_;
-    fmt::print(stderr,
-               "cmc: progress {:.1f} s: depth {}, {} distinct states, {} "
-               "left on queue, {} merges, {} transitions; {:.0f} states/s "
-               "now, {:.0f} states/s overall\n",
-               elapsed, depth, report.distinct_states, queued,
-               report.dedup_merges, report.transitions,
-               static_cast<double>(found) / interval,
-               static_cast<double>(report.distinct_states) / elapsed);
-    last_ = now;
-    last_distinct_ = report.distinct_states;
-  }
-
-private:
-  bool enabled_;
-  Clock::time_point start_;
-  Clock::time_point last_; // of the last line
-  std::size_t last_distinct_ = 0;
-  Clock::time_point next_;
-};
 
 class Search {
 public:
@@ -140,26 +104,13 @@ private:
                                      std::span<const ActionId> prefix) const;
   [[nodiscard]] bool beyond_ticks(std::span<const ActionId> path) const;
   [[nodiscard]] bool taken_before(std::span<const ActionId> path) const;
-  void count_coverage(ActionId action,
-                      const executor::Observation &observation);
-  void count_cost(const executor::Observation &observation);
-  void count_snapshots(const executor::Observation &observation);
   // A transition taken from a restored snapshot, checked against a replay
   // of its path on the probe: a difference stops the search, unless two
   // replays differ too (volatile bytes: masked with mask_volatile).
   Result<Outcome> check_restore(std::span<const ActionId> path,
                                 const executor::Observation &observation);
-  [[nodiscard]] std::string
-  restore_differs(const executor::Observation &restored,
-                  const executor::Observation &replay) const;
   [[nodiscard]] std::optional<Fingerprint>
   audited_process(const executor::Observation &observation) const;
-  // With options.graph: the state just added (the bytes its last step
-  // changed; the initial state's run has no state before it), and the
-  // transition just counted.
-  void record_state(const executor::Observation &observation);
-  void record_edge(const Transition &transition, GraphEdge::Reached reached,
-                   std::uint32_t to = GraphEdge::kNoState);
   Result<void> add_or_merge(const Fingerprint &fingerprint,
                             const Transition &from,
                             const executor::Observation &observation);
@@ -255,10 +206,10 @@ Result<Outcome> Search::search() {
     return Outcome::kRestart;
   report_.sources.merge((*initial)->sources);
   report_.heap = (*initial)->heap;
-  count_cost(**initial);
+  count_cost(report_, **initial);
   store_.add(identity((*initial)->fingerprints.back(), {}),
              StateStore::kNoParent, 0, audited_process(**initial));
-  record_state(**initial);
+  record_state(report_.graph, **initial, options_.state);
   if (options_.mask_volatile)
     recorded_.add((*initial)->after);
   report_.distinct_states = 1;
@@ -423,9 +374,7 @@ Result<Outcome> Search::merge(const Transition &transition) {
   if (!result)
     return result.error();
   const executor::Observation &observation = *result;
-  report_.sources.merge(observation.sources);
-  count_cost(observation);
-  count_snapshots(observation);
+  count_run(report_, observation);
   if (observation.check_restore)
     if (Result<Outcome> same = check_restore(transition.path, observation);
         !same || *same != Outcome::kContinue)
@@ -434,11 +383,12 @@ Result<Outcome> Search::merge(const Transition &transition) {
       !honest || *honest != Outcome::kContinue)
     return honest;
   ++report_.transitions;
-  count_coverage(transition.action, observation);
+  count_coverage(report_, alphabet_size_, transition.action, observation);
   std::optional<std::string> violation;
   if (observation.fault) {
     violation = observation.fault->violation();
-    record_edge(transition, GraphEdge::Reached::kFault);
+    record_edge(report_.graph, transition.from, transition.action,
+                GraphEdge::Reached::kFault);
   } else {
     violation = property_.check(observation.before, observation.after);
     if (!violation)
@@ -648,63 +598,6 @@ void Search::set_masks(executor::Executor &executor) const {
   executor.set_process_mask(process_mask_);
 }
 
-// Counted in merge order, which does not depend on the number of jobs.
-void Search::count_coverage(ActionId action,
-                            const executor::Observation &observation) {
-  if (observation.fault ||
-      observation.effects.size() != observation.received.size() ||
-      observation.effects.empty() || !observation.effects.back().length)
-    return;
-  const executor::StepEffects &effects = observation.effects.back();
-  report_.coverage.resize(alphabet_size_);
-  MessageCoverage &coverage = report_.coverage[action];
-  ++coverage.transitions;
-  if (effects.read_whole())
-    ++coverage.read_whole;
-  else if (coverage.waits_in.empty())
-    coverage.waits_in = effects.waits_in;
-}
-
-// Whole-process bytes read and hashed per run, counted in merge order.
-void Search::count_cost(const executor::Observation &observation) {
-  if (observation.bytes_read == 0 && observation.bytes_hashed == 0)
-    return;
-  report_.bytes_read += observation.bytes_read;
-  report_.bytes_hashed += observation.bytes_hashed;
-  ++report_.runs_measured;
-}
-
-void Search::count_snapshots(const executor::Observation &observation) {
-  SnapshotCounts &counts = report_.snapshots;
-  ++(observation.restored ? counts.restored : counts.replayed);
-  for (const std::string &reason : observation.refusals)
-    ++counts.refusals[reason];
-  if (observation.snapshot_bytes > counts.memory) {
-    counts.memory = observation.snapshot_bytes;
-    counts.kept = observation.snapshots_kept;
-  }
-}
-
-// What differs between a run restored from a snapshot and a replay of the
-// same path: "" when nothing.
-std::string Search::restore_differs(const executor::Observation &restored,
-                                    const executor::Observation &replay) const {
-  if (replay.fault.has_value() != restored.fault.has_value() ||
-      (replay.fault && replay.fault->describe() != restored.fault->describe()))
-    return "how the last step ended";
-  if (!restored.fault &&
-      replay.fingerprints.back() != restored.fingerprints.back()) {
-    std::string bytes =
-        describe_differences(restored.after, replay.after, layout_);
-    return bytes.empty()
-               ? "bytes outside the regions (the whole-process fingerprint)"
-               : bytes;
-  }
-  if (replay.received.back() != restored.received.back())
-    return "the replies of the last step";
-  return "";
-}
-
 Result<Outcome>
 Search::check_restore(std::span<const ActionId> path,
                       const executor::Observation &observation) {
@@ -712,7 +605,7 @@ Search::check_restore(std::span<const ActionId> path,
   Result<executor::Observation> replay = probe_->run(path);
   if (!replay)
     return replay.error();
-  if (restore_differs(observation, *replay).empty())
+  if (restore_differs(observation, *replay, layout_).empty())
     return Outcome::kContinue;
   // Bytes that differ between two replays are volatile, as in replay
   // mode: named, or masked with mask_volatile.
@@ -721,7 +614,7 @@ Search::check_restore(std::span<const ActionId> path,
     return twice.error();
   if (!*twice)
     return Outcome::kRestart;
-  const std::string differs = restore_differs(observation, **twice);
+  const std::string differs = restore_differs(observation, **twice, layout_);
   if (differs.empty())
     return Outcome::kContinue;
   return Error{fmt::format("nondeterminism: {} differs between a run "
@@ -740,18 +633,21 @@ Result<void> Search::add_or_merge(const Fingerprint &fingerprint,
                                   const executor::Observation &observation) {
   if (const std::optional<std::uint32_t> index = store_.find(fingerprint)) {
     ++report_.dedup_merges;
-    record_edge(from, GraphEdge::Reached::kMerged, *index);
+    record_edge(report_.graph, from.from, from.action,
+                GraphEdge::Reached::kMerged, *index);
     return audit_merge(*index, from, observation);
   }
   if (store_.size() >= state_limit_) {
     report_.complete = false;
-    record_edge(from, GraphEdge::Reached::kNotKept);
+    record_edge(report_.graph, from.from, from.action,
+                GraphEdge::Reached::kNotKept);
     return {};
   }
   const std::uint32_t index = store_.add(fingerprint, from.from, from.action,
                                          audited_process(observation));
-  record_edge(from, GraphEdge::Reached::kNew, index);
-  record_state(observation);
+  record_edge(report_.graph, from.from, from.action, GraphEdge::Reached::kNew,
+              index);
+  record_state(report_.graph, observation, options_.state);
   if (options_.mask_volatile)
     recorded_.add(observation.after);
   if (!observation.heap.allocator.empty())
@@ -759,23 +655,6 @@ Result<void> Search::add_or_merge(const Fingerprint &fingerprint,
   report_.distinct_states = store_.size();
   report_.max_depth = depth_ + 1;
   return {};
-}
-
-void Search::record_state(const executor::Observation &observation) {
-  if (!report_.graph)
-    return;
-  std::vector<ChangedByte> &changes = report_.graph->changes.emplace_back();
-  if (options_.state == executor::StateKind::kRegions)
-    changes = changed_bytes(observation.before, observation.after);
-}
-
-// Called in merge order, which is (from, action) order whatever the
-// number of jobs.
-void Search::record_edge(const Transition &transition,
-                         GraphEdge::Reached reached, std::uint32_t to) {
-  if (report_.graph)
-    report_.graph->edges.push_back(
-        {transition.from, transition.action, reached, to});
 }
 
 // A merge is audited when both states' whole processes were read; it is

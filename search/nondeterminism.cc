@@ -141,4 +141,23 @@ replay_twice(executor::Executor &executor,
       describe_state_after(prefix))};
 }
 
+std::string restore_differs(const executor::Observation &restored,
+                            const executor::Observation &replay,
+                            const std::vector<RegionLayout> &layout) {
+  if (replay.fault.has_value() != restored.fault.has_value() ||
+      (replay.fault && replay.fault->describe() != restored.fault->describe()))
+    return "how the last step ended";
+  if (!restored.fault &&
+      replay.fingerprints.back() != restored.fingerprints.back()) {
+    std::string bytes =
+        describe_differences(restored.after, replay.after, layout);
+    return bytes.empty()
+               ? "bytes outside the regions (the whole-process fingerprint)"
+               : bytes;
+  }
+  if (replay.received.back() != restored.received.back())
+    return "the replies of the last step";
+  return "";
+}
+
 } // namespace cmc::search

@@ -54,4 +54,12 @@ struct Differing {
     executor::Executor &executor, std::span<const executor::ActionId> prefix,
     const std::vector<RegionLayout> &layout, Differing *differing = nullptr);
 
+// What differs between a run restored from a snapshot and a replay of the
+// same path: "how the last step ended", the region bytes (named by
+// layout), the whole-process fingerprint, the replies; "" when nothing.
+[[nodiscard]] std::string
+restore_differs(const executor::Observation &restored,
+                const executor::Observation &replay,
+                const std::vector<RegionLayout> &layout);
+
 } // namespace cmc::search

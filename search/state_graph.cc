@@ -13,4 +13,21 @@ std::vector<ChangedByte> changed_bytes(std::span<const std::byte> before,
   return changes;
 }
 
+void record_state(std::optional<StateGraph> &graph,
+                  const executor::Observation &observation,
+                  executor::StateKind state) {
+  if (!graph)
+    return;
+  std::vector<ChangedByte> &changes = graph->changes.emplace_back();
+  if (state == executor::StateKind::kRegions)
+    changes = changed_bytes(observation.before, observation.after);
+}
+
+void record_edge(std::optional<StateGraph> &graph, std::uint32_t from,
+                 executor::ActionId action, GraphEdge::Reached reached,
+                 std::uint32_t to) {
+  if (graph)
+    graph->edges.push_back({from, action, reached, to});
+}
+
 } // namespace cmc::search

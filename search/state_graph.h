@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -51,5 +52,17 @@ struct StateGraph {
   // order, whatever the number of jobs.
   std::vector<GraphEdge> edges;
 };
+
+// The search's records of graph (Options::graph; nothing when it is
+// none), in merge order, which is (from, action) order whatever the number
+// of jobs. record_state: the state just added, the bytes its last step
+// changed when the states are the regions (the initial state's run has no
+// state before it); record_edge: the transition just counted.
+void record_state(std::optional<StateGraph> &graph,
+                  const executor::Observation &observation,
+                  executor::StateKind state);
+void record_edge(std::optional<StateGraph> &graph, std::uint32_t from,
+                 executor::ActionId action, GraphEdge::Reached reached,
+                 std::uint32_t to = GraphEdge::kNoState);
 
 } // namespace cmc::search

@@ -12,12 +12,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "app/check_command.h"
-#include "app/explore_command.h"
-#include "app/interrupts.h"
-#include "app/plugin_server.h"
-#include "app/replay_command.h"
-#include "app/scan_command.h"
+#include "app/cli/check_command.h"
+#include "app/cli/explore_command.h"
+#include "app/cli/interrupts.h"
+#include "app/cli/replay_command.h"
+#include "app/cli/scan_command.h"
+#include "app/cli/target_setup.h"
+#include "app/plugins/plugin_server.h"
 #include "app/version.h"
 #include "util/user_error.h"
 
@@ -42,29 +43,40 @@ std::string usage_error_line(const CLI::App &app,
                      command == nullptr ? "" : command->get_name() + " ");
 }
 
-int run(int argc, char **argv) {
-  // Everything after the first "--" is the target's command line, taken
-  // as it is: CLI11 would give "-p" of "-- server -p 80" to an option, or
-  // to a vector option before the "--".
-  std::vector<char *> before(argv, argv + argc);
+// Everything after the first "--" is the target's command line, taken as
+// it is: CLI11 would give "-p" of "-- server -p 80" to an option, or to a
+// vector option before the "--". Returns it and leaves in args what is
+// before.
+std::vector<std::string> take_target_command(std::vector<char *> &args) {
   std::vector<std::string> command;
   if (const auto dashes = std::find_if(
-          before.begin(), before.end(),
+          args.begin(), args.end(),
           [](const char *arg) { return std::string_view(arg) == "--"; });
-      dashes != before.end()) {
-    command.assign(dashes + 1, before.end());
-    before.erase(dashes, before.end());
+      dashes != args.end()) {
+    command.assign(dashes + 1, args.end());
+    args.erase(dashes, args.end());
   }
-  CLI::App app{"cmc: a model checker for unmodified Linux servers"};
-  app.set_version_flag("--version",
-                       fmt::format("cmc {}", cmc::app::kCmcVersion),
-                       "Print cmc's version and exit");
-  app.require_subcommand(1);
-  app.footer("Example:\n  cmc check -m 'SET a\\n' -m 'SET b\\n' --region "
-             "cmc_state --invariant sticky -- ./kv 7000\n\n'cmc COMMAND "
-             "--help' explains a command. The JSON reports: "
-             "docs/report-format.md.");
-  cmc::app::CheckOptions check_options;
+  return command;
+}
+
+// The options of every command, as parsing fills them.
+struct Options {
+  cmc::app::CheckOptions check;
+  cmc::app::ScanOptions scan;
+  cmc::app::ReplayOptions replay;
+  cmc::app::TargetOptions explore;
+  cmc::app::TraceOptions explore_trace;
+};
+
+// The commands, registered on the app.
+struct Commands {
+  CLI::App *check = nullptr;
+  CLI::App *scan = nullptr;
+  CLI::App *replay = nullptr;
+  CLI::App *explore = nullptr;
+};
+
+CLI::App *add_check(CLI::App &app, cmc::app::CheckOptions &options) {
   CLI::App *check = app.add_subcommand(
       "check", "Explore every order of the messages; report whether the "
                "invariant holds");
@@ -72,8 +84,11 @@ int run(int argc, char **argv) {
       "Example:\n  cmc check -m 'SET a\\n' -m 'SET b\\n' --region cmc_state "
       "--invariant sticky -- ./kv 7000\n\nExit status: 0 holds, 1 violation "
       "found, 2 usage error, 3 could not check.");
-  cmc::app::add_check_options(*check, check_options);
-  cmc::app::ScanOptions scan_options;
+  cmc::app::add_check_options(*check, options);
+  return check;
+}
+
+CLI::App *add_scan(CLI::App &app, cmc::app::ScanOptions &options) {
   CLI::App *scan = app.add_subcommand(
       "scan", "List the syscall, sysenter and int 0x80 instructions of a "
               "binary and of the libraries it loads (Capstone)");
@@ -81,8 +96,11 @@ int run(int argc, char **argv) {
       "Examples:\n  cmc scan ./kv\n  cmc scan --run -m 'SET a\\n' --json "
       "sites.json -- ./asm_kv 7000\n\nExit status: 0 scanned, 2 usage "
       "error, 3 could not scan or follow the program.");
-  cmc::app::add_scan_options(*scan, scan_options);
-  cmc::app::ReplayOptions replay_options;
+  cmc::app::add_scan_options(*scan, options);
+  return scan;
+}
+
+CLI::App *add_replay(CLI::App &app, cmc::app::ReplayOptions &options) {
   CLI::App *replay = app.add_subcommand(
       "replay", "Run a counterexample once and show, step by step, what the "
                 "target did: its system calls, replies and region changes");
@@ -96,10 +114,14 @@ int run(int argc, char **argv) {
       "command), 2 usage error, 3 could not run (interrupted, or the "
       "report's own build no longer shows its violation: not "
       "deterministic).");
-  cmc::app::add_replay_options(*replay, replay_options);
+  cmc::app::add_replay_options(*replay, options);
   replay->get_option("--from")->type_name("REPORT.json");
   replay->get_option("--steps")->type_name("STEP");
-  cmc::app::TargetOptions explore_options;
+  return replay;
+}
+
+CLI::App *add_explore(CLI::App &app, cmc::app::TargetOptions &options,
+                      cmc::app::TraceOptions &trace) {
   CLI::App *explore = app.add_subcommand(
       "explore", "Start the target and take steps by hand, with catchpoints "
                  "on system calls, backtraces and going back");
@@ -109,8 +131,64 @@ int run(int argc, char **argv) {
       "completion) or, without one, line by line from stdin; 'help' lists "
       "them.\n\nExit status: 0 at 'quit' or the end of the input, 2 usage "
       "error, 3 could not start or follow the target.");
-  cmc::app::TraceOptions explore_trace;
-  cmc::app::add_explore_options(*explore, explore_options, explore_trace);
+  cmc::app::add_explore_options(*explore, options, trace);
+  return explore;
+}
+
+// cmc's own options and the commands with theirs, in the order --help
+// lists them.
+Commands add_commands(CLI::App &app, Options &options) {
+  app.set_version_flag("--version",
+                       fmt::format("cmc {}", cmc::app::kCmcVersion),
+                       "Print cmc's version and exit");
+  app.require_subcommand(1);
+  app.footer("Example:\n  cmc check -m 'SET a\\n' -m 'SET b\\n' --region "
+             "cmc_state --invariant sticky -- ./kv 7000\n\n'cmc COMMAND "
+             "--help' explains a command. The JSON reports: "
+             "docs/report-format.md.");
+  Commands commands;
+  commands.check = add_check(app, options.check);
+  commands.scan = add_scan(app, options.scan);
+  commands.replay = add_replay(app, options.replay);
+  commands.explore = add_explore(app, options.explore, options.explore_trace);
+  return commands;
+}
+
+// After parsing: the target's command line to every command, each -m to
+// its --client; throws UserError.
+void finish_options(const Commands &commands, Options &options,
+                    const std::vector<std::string> &command) {
+  if (!command.empty()) {
+    for (auto *target :
+         {&options.check.target.command, &options.scan.command,
+          &options.replay.target.command, &options.explore.command})
+      *target = command;
+  }
+  if (commands.check->parsed())
+    cmc::app::assign_clients(*commands.check, options.check.target);
+  if (commands.replay->parsed())
+    cmc::app::assign_clients(*commands.replay, options.replay.target);
+  if (commands.explore->parsed())
+    cmc::app::assign_clients(*commands.explore, options.explore);
+}
+
+// Runs the command parsed; returns its exit status, throws UserError.
+int run_command(const Commands &commands, const Options &options) {
+  if (commands.scan->parsed())
+    return cmc::app::run_scan(options.scan);
+  if (commands.replay->parsed())
+    return cmc::app::run_replay(options.replay);
+  if (commands.explore->parsed())
+    return cmc::app::run_explore(options.explore, options.explore_trace);
+  return cmc::app::run_check(options.check);
+}
+
+int run(int argc, char **argv) {
+  std::vector<char *> before(argv, argv + argc);
+  const std::vector<std::string> command = take_target_command(before);
+  CLI::App app{"cmc: a model checker for unmodified Linux servers"};
+  Options options;
+  const Commands commands = add_commands(app, options);
   try {
     app.parse(static_cast<int>(before.size()), before.data());
   } catch (const CLI::ParseError &error) {
@@ -119,32 +197,15 @@ int run(int argc, char **argv) {
     std::fprintf(stderr, "cmc: %s\n", usage_error_line(app, error).c_str());
     return static_cast<int>(cmc::ExitCode::kUsage);
   }
-  if (!command.empty()) {
-    for (auto *target :
-         {&check_options.target.command, &scan_options.command,
-          &replay_options.target.command, &explore_options.command})
-      *target = command;
-  }
   try {
-    if (check->parsed())
-      cmc::app::assign_clients(*check, check_options.target);
-    if (replay->parsed())
-      cmc::app::assign_clients(*replay, replay_options.target);
-    if (explore->parsed())
-      cmc::app::assign_clients(*explore, explore_options);
+    finish_options(commands, options, command);
   } catch (const cmc::UserError &error) {
     std::fprintf(stderr, "cmc: %s\n", error.what());
     return static_cast<int>(error.code());
   }
   cmc::app::handle_interrupts();
   try {
-    if (scan->parsed())
-      return cmc::app::run_scan(scan_options);
-    if (replay->parsed())
-      return cmc::app::run_replay(replay_options);
-    if (explore->parsed())
-      return cmc::app::run_explore(explore_options, explore_trace);
-    return cmc::app::run_check(check_options);
+    return run_command(commands, options);
   } catch (const cmc::UserError &error) {
     std::fprintf(stderr, "cmc: %s\n", error.what());
     return static_cast<int>(error.code());
@@ -162,8 +223,8 @@ int main(int argc, char **argv) {
   for (int fd = 0; fd <= 2; ++fd)
     if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDONLY) != fd)
       return static_cast<int>(cmc::ExitCode::kCannotCheck);
-  // A property plugin's host (app/plugin_host.h), which cmc starts itself:
-  // no command a user gives.
+  // A property plugin's host (app/plugins/plugin_host.h), which cmc starts
+  // itself: no command a user gives.
   if (argc == 3 && std::string_view(argv[1]) == "plugin-host")
     return cmc::app::run_plugin_server(argv[2]);
   try {

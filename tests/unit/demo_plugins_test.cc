@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "app/property_plugin.h"
+#include "app/plugins/property_plugin.h"
 
 namespace cmc::app {
 namespace {

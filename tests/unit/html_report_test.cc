@@ -1,10 +1,10 @@
-#include "app/html_report.h"
+#include "app/render/html_report.h"
 
 #include <gtest/gtest.h>
 
-#include "app/dot_svg.h"
-#include "app/html_text.h"
-#include "app/sequence_chart.h"
+#include "app/render/dot_svg.h"
+#include "app/render/html_text.h"
+#include "app/render/sequence_chart.h"
 
 namespace cmc::app {
 namespace {

@@ -1,4 +1,4 @@
-#include "app/json_bytes.h"
+#include "app/report/json_bytes.h"
 
 #include <random>
 

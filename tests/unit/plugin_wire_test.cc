@@ -1,4 +1,4 @@
-#include "app/plugin_wire.h"
+#include "app/plugins/plugin_wire.h"
 
 #include <gtest/gtest.h>
 

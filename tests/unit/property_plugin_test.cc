@@ -1,4 +1,4 @@
-#include "app/property_plugin.h"
+#include "app/plugins/property_plugin.h"
 
 #include <gtest/gtest.h>
 

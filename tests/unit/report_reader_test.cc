@@ -1,4 +1,4 @@
-#include "app/report_reader.h"
+#include "app/report/report_reader.h"
 
 #include <gtest/gtest.h>
 

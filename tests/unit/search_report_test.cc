@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "app/report.h"
+#include "app/report/report.h"
 
 namespace cmc::app {
 namespace {

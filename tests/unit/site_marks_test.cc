@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "app/site_marks.h"
+#include "app/cli/site_marks.h"
 
 namespace cmc::app {
 namespace {

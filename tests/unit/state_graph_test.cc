@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "app/state_graph.h"
+#include "app/render/state_graph.h"
 #include "fake_executor.h"
 #include "search/breadth_first.h"
 #include "sticky_kv.h"

@@ -1,0 +1,650 @@
+#include "app/report/report.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "app/report/json_bytes.h"
+#include "app/report/step_report.h"
+#include "app/version.h"
+#include "util/escape.h"
+#include "util/fingerprint.h"
+#include "util/user_error.h"
+
+namespace cmc::app {
+namespace {
+
+double per_second(std::size_t count, double seconds) {
+  return seconds > 0 ? static_cast<double>(count) / seconds : 0.0;
+}
+
+std::string_view via_name(executor::Via via) {
+  switch (via) {
+  case executor::Via::kSyscall:
+    return "syscall";
+  case executor::Via::kVdso:
+    return "vdso";
+  case executor::Via::kOther:
+    return "other";
+  }
+  return "";
+}
+
+// Calls visit(info, via, control) for every source used, in table order.
+template <typename Visit>
+void for_each_used(const executor::Sources &sources, Visit visit) {
+  for (std::size_t row = 0;
+       row < static_cast<std::size_t>(executor::Source::kCount); ++row) {
+    const auto source = static_cast<executor::Source>(row);
+    for (const auto via :
+         {executor::Via::kSyscall, executor::Via::kVdso, executor::Via::kOther})
+      if (sources.used(source, via))
+        visit(executor::source_info(source), via,
+              executor::control_text(source, sources));
+  }
+}
+
+} // namespace
+
+std::string_view state_name(executor::StateKind state) {
+  switch (state) {
+  case executor::StateKind::kProcess:
+    return "process";
+  case executor::StateKind::kRaw:
+    return "raw";
+  case executor::StateKind::kPath:
+    return "path";
+  case executor::StateKind::kRegions:
+    break;
+  }
+  return "regions";
+}
+
+namespace {
+
+// "glibc malloc: 12 chunks in use, 2 unreachable (left out), 3 free", or
+// the allocator's own words when the heap was hashed raw.
+std::string heap_text(const decoder::HeapSummary &heap) {
+  if (!heap.canonical)
+    return heap.allocator;
+  return fmt::format("{}: {} chunks in use, {} unreachable (left out), {} "
+                     "free",
+                     heap.allocator, heap.chunks, heap.garbage_chunks,
+                     heap.free_chunks);
+}
+
+nlohmann::json optional_json(const std::optional<std::size_t> &value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+std::size_t mean(std::size_t total, std::size_t count) {
+  return count == 0 ? 0 : (total + count / 2) / count;
+}
+
+// "state: the whole process (--dedup process); heap: ...; 120000 bytes
+// read, 30000 hashed per state".
+void print_state_kind(std::FILE *out, const search::Report &report,
+                      const StepNames &names) {
+  const tracer::TargetSpec &spec = *names.spec;
+  std::string text;
+  if (spec.state == executor::StateKind::kRegions) {
+    std::vector<std::string> regions;
+    for (const decoder::Region &region : spec.regions)
+      regions.push_back(region.name);
+    text = fmt::format("the regions {} (--dedup regions)",
+                       fmt::join(regions, ", "));
+    if (report.abstraction)
+      text += fmt::format("; {} of {} merges audited against the whole "
+                          "process, {} lossy",
+                          report.abstraction->merges, report.dedup_merges,
+                          report.abstraction->lossy_merges);
+  } else if (spec.state == executor::StateKind::kPath) {
+    text = "each path (--dedup path: nothing merges)";
+  } else {
+    text = fmt::format(
+        "the whole process{} (--dedup {})",
+        spec.state == executor::StateKind::kRaw ? ", every byte as read" : "",
+        state_name(spec.state));
+  }
+  if (!report.heap.allocator.empty())
+    text += "; heap: " + heap_text(report.heap);
+  if (report.runs_measured != 0)
+    text += fmt::format("; {} bytes read, {} hashed per state",
+                        mean(report.bytes_read, report.runs_measured),
+                        mean(report.bytes_hashed, report.runs_measured));
+  fmt::print(out, "state: {}\n", text);
+}
+
+std::string path_text(const StepNames &names,
+                      std::span<const executor::ActionId> path) {
+  std::vector<std::string> steps;
+  for (const executor::ActionId action : path)
+    steps.push_back(step_text(step_of(*names.spec, action), names.tick));
+  return fmt::format("[{}]", fmt::join(steps, ", "));
+}
+
+nlohmann::json path_json(const StepNames &names,
+                         std::span<const executor::ActionId> path) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const executor::ActionId action : path)
+    steps.push_back(step_json(step_of(*names.spec, action), names.tick));
+  return steps;
+}
+
+nlohmann::json abstraction_json(const search::Report &report,
+                                const StepNames &names) {
+  if (!report.abstraction)
+    return nullptr;
+  const search::Abstraction &abstraction = *report.abstraction;
+  nlohmann::json json = {{"merges", abstraction.merges},
+                         {"lossy_merges", abstraction.lossy_merges},
+                         {"first", nullptr},
+                         {"first_paths", nullptr}};
+  if (abstraction.first) {
+    json["first"] = abstraction.first->difference;
+    json["first_paths"] = {path_json(names, abstraction.first->kept),
+                           path_json(names, abstraction.first->merged)};
+  }
+  return json;
+}
+
+nlohmann::json snapshots_json(const search::Report &report,
+                              const StepNames &names) {
+  const search::SnapshotCounts &counts = report.snapshots;
+  return {{"mode", names.spec->snapshots ? "snapshot" : "replay"},
+          {"restored", counts.restored},
+          {"replayed", counts.replayed},
+          {"checked", counts.checked},
+          {"refusals", counts.refusals},
+          {"memory_bytes", counts.memory},
+          {"states_kept", counts.kept}};
+}
+
+// "snapshots: 9000 transitions restored, 1240 replayed (120 checked
+// against a replay); refused: 3 mappings; 12.0 MiB in 200 states kept (the
+// most by a worker)".
+void print_snapshots(std::FILE *out, const search::Report &report,
+                     const StepNames &names) {
+  if (!names.spec->snapshots)
+    return;
+  const search::SnapshotCounts &counts = report.snapshots;
+  std::vector<std::string> refusals;
+  for (const auto &[reason, count] : counts.refusals)
+    refusals.push_back(fmt::format("{} {}", count, reason));
+  fmt::print(out,
+             "snapshots: {} transitions restored, {} replayed ({} checked "
+             "against a replay); refused: {}; {:.1f} MiB in {} states kept "
+             "(the most by a worker)\n",
+             counts.restored, counts.replayed, counts.checked,
+             refusals.empty() ? "none"
+                              : fmt::format("{}", fmt::join(refusals, ", ")),
+             static_cast<double>(counts.memory) / (1 << 20), counts.kept);
+}
+
+nlohmann::json heap_json(const decoder::HeapSummary &heap) {
+  if (heap.allocator.empty())
+    return nullptr;
+  return {{"allocator", heap.allocator},
+          {"canonical", heap.canonical},
+          {"chunks", heap.chunks},
+          {"garbage_chunks", heap.garbage_chunks},
+          {"garbage_bytes", heap.garbage_bytes},
+          {"free_chunks", heap.free_chunks}};
+}
+
+// The settings that change what a state is: --dedup, --once, the masked
+// bytes.
+void print_state_settings(std::FILE *out, const search::Report &report,
+                          const StepNames &names) {
+  print_state_kind(out, report, names);
+  if (names.once)
+    fmt::print(out, "once: each message at most once per path\n");
+  if (!report.masked.empty())
+    fmt::print(out,
+               "masked volatile bytes: {} (they differed between two runs "
+               "of one path; the search started again {} time(s))\n",
+               fmt::join(report.masked, ", "), report.restarts);
+}
+
+std::size_t client_index(tracer::TargetSpec &spec, const std::string &name) {
+  if (name.empty())
+    return 0;
+  const auto known = std::find(spec.clients.begin(), spec.clients.end(), name);
+  if (known != spec.clients.end())
+    return static_cast<std::size_t>(known - spec.clients.begin());
+  spec.clients.push_back(name);
+  return spec.clients.size() - 1;
+}
+
+// ", but message 2 was never read: the target waited in clock_nanosleep"
+// for each message sent but never read whole; "" when every one was.
+std::string coverage_caveat(const search::Report &report,
+                            const StepNames &names) {
+  std::vector<std::string> unread;
+  for (std::size_t i = 0;
+       i < std::min(report.coverage.size(), names.spec->messages.size()); ++i) {
+    const search::MessageCoverage &coverage = report.coverage[i];
+    if (coverage.transitions == 0 || coverage.read_whole != 0)
+      continue;
+    unread.push_back(fmt::format(
+        "message {} was never read{}", i + 1,
+        coverage.waits_in.empty()
+            ? ""
+            : fmt::format(": the target waited in {}", coverage.waits_in)));
+  }
+  if (unread.empty())
+    return "";
+  return fmt::format(", but {}", fmt::join(unread, "; "));
+}
+
+nlohmann::json coverage_json(const search::Report &report,
+                             const StepNames &names) {
+  nlohmann::json messages = nlohmann::json::array();
+  for (std::size_t i = 0;
+       i < std::min(report.coverage.size(), names.spec->messages.size()); ++i) {
+    const search::MessageCoverage &coverage = report.coverage[i];
+    const std::size_t client = names.spec->client_of_message(i);
+    nlohmann::json message = {
+        {"message", i + 1},
+        {"client", names.spec->clients.empty()
+                       ? nlohmann::json(nullptr)
+                       : nlohmann::json(names.spec->clients.at(client))},
+        {"send", names.spec->messages[i]},
+        {"transitions", coverage.transitions},
+        {"read_whole", coverage.read_whole},
+        {"waits_in", nullptr}};
+    if (coverage.read_whole < coverage.transitions)
+      message["waits_in"] = coverage.waits_in;
+    messages.push_back(message);
+  }
+  return messages;
+}
+
+void print_coverage(std::FILE *out, const search::Report &report,
+                    const StepNames &names) {
+  if (names.no_property)
+    fmt::print(out, "no invariant and no property: checked crashes, exits "
+                    "and hangs only\n");
+  for (std::size_t i = 0;
+       i < std::min(report.coverage.size(), names.spec->messages.size()); ++i)
+    if (report.coverage[i].transitions != 0)
+      fmt::print(out, "message {}: read whole in {} of {} transitions\n", i + 1,
+                 report.coverage[i].read_whole, report.coverage[i].transitions);
+}
+
+// The counterexample's step i, and what it did to the connections.
+std::string counterexample_step(const search::Report &report,
+                                const StepNames &names, std::size_t i) {
+  std::string text =
+      step_text(step_of(*names.spec, report.counterexample[i]), names.tick);
+  if (i < report.counterexample_effects.size())
+    text += effects_note(*names.spec, report.counterexample_effects[i]);
+  return text;
+}
+
+// "7 of 7 merges joined states that differ elsewhere (first: ...)", ""
+// when no audited merge was lossy.
+std::string lossy_merges(const search::Report &report, const StepNames &names) {
+  if (!report.abstraction || report.abstraction->lossy_merges == 0)
+    return "";
+  const search::Abstraction &abstraction = *report.abstraction;
+  std::string first;
+  if (abstraction.first)
+    first = fmt::format(" (first: {}, after paths {} and {})",
+                        abstraction.first->difference,
+                        path_text(names, abstraction.first->kept),
+                        path_text(names, abstraction.first->merged));
+  return fmt::format("{} of {} merges joined states that differ elsewhere{}",
+                     abstraction.lossy_merges, abstraction.merges, first);
+}
+
+} // namespace
+
+Step step_of(const tracer::TargetSpec &spec, executor::ActionId action) {
+  const auto client_name = [&](std::size_t client) {
+    return spec.clients.empty() ? std::string() : spec.clients.at(client);
+  };
+  if (spec.tick && action == spec.tick_action())
+    return {Step::Kind::kTick, "", ""};
+  if (action >= spec.first_disconnect())
+    return {Step::Kind::kDisconnect,
+            client_name(action - spec.first_disconnect()), ""};
+  return {Step::Kind::kSend, client_name(spec.client_of_message(action)),
+          spec.messages.at(action)};
+}
+
+executor::ActionId action_of(tracer::TargetSpec &spec, const Step &step) {
+  if (step.kind == Step::Kind::kTick)
+    return spec.tick_action();
+  const std::size_t client = client_index(spec, step.client);
+  if (step.kind == Step::Kind::kDisconnect) {
+    spec.disconnect = true;
+    return static_cast<executor::ActionId>(spec.first_disconnect() + client);
+  }
+  for (std::size_t i = 0; i < spec.messages.size(); ++i)
+    if (spec.messages[i] == step.message && spec.client_of_message(i) == client)
+      return static_cast<executor::ActionId>(i);
+  spec.messages.push_back(step.message);
+  if (!spec.clients.empty())
+    spec.client_of.push_back(client);
+  return static_cast<executor::ActionId>(spec.messages.size() - 1);
+}
+
+nlohmann::json step_json(const Step &step, const std::string &tick) {
+  nlohmann::json json = nlohmann::json::object();
+  if (!step.client.empty())
+    json["client"] = step.client;
+  switch (step.kind) {
+  case Step::Kind::kSend:
+    json["send"] = step.message;
+    break;
+  case Step::Kind::kDisconnect:
+    json["disconnect"] = true;
+    break;
+  case Step::Kind::kTick:
+    json["tick"] = tick;
+    break;
+  }
+  return json;
+}
+
+std::string step_text(const Step &step, const std::string &tick) {
+  const std::string who = step.client.empty() ? "" : step.client + ": ";
+  switch (step.kind) {
+  case Step::Kind::kSend:
+    return fmt::format("{}send \"{}\"", who, encode_escapes(step.message));
+  case Step::Kind::kDisconnect:
+    return who + "disconnect";
+  case Step::Kind::kTick:
+    break;
+  }
+  return "tick " + tick;
+}
+
+namespace {
+
+// The counterexample's steps, each with what the target did not read of
+// its message; null without a violation.
+nlohmann::json counterexample_json(const search::Report &report,
+                                   const StepNames &names) {
+  if (report.verdict != search::Verdict::kViolated)
+    return nullptr;
+  nlohmann::json counterexample = nlohmann::json::array();
+  for (std::size_t i = 0; i < report.counterexample.size(); ++i) {
+    nlohmann::json step =
+        step_json(step_of(*names.spec, report.counterexample[i]), names.tick);
+    if (i < report.counterexample_effects.size())
+      add_effects_json(step, report.counterexample_effects[i]);
+    counterexample.push_back(step);
+  }
+  return counterexample;
+}
+
+// The verdict, the counts and the rates.
+nlohmann::json verdict_json(const search::Report &report,
+                            const StepNames &names) {
+  const bool violated = report.verdict == search::Verdict::kViolated;
+  const char *verdict = violated ? "violated" : "holds";
+  if (report.interrupted)
+    verdict = "error";
+  return {
+      {"verdict", verdict},
+      {"complete", report.complete},
+      {"distinct_states", report.distinct_states},
+      {"dedup_merges", report.dedup_merges},
+      {"transitions", report.transitions},
+      {"max_depth", report.max_depth},
+      {"elapsed_s", report.elapsed_s},
+      {"states_per_s", per_second(report.distinct_states, report.elapsed_s)},
+      {"transitions_per_s", per_second(report.transitions, report.elapsed_s)},
+      {"collision_probability", collision_probability(report.distinct_states)},
+      {"counterexample", counterexample_json(report, names)},
+      {"violation", violated ? nlohmann::json(report.violation) : nullptr},
+      {"error", report.interrupted ? nlohmann::json("interrupted") : nullptr},
+  };
+}
+
+// The settings the search ran with.
+nlohmann::json settings_json(const StepNames &names) {
+  return {
+      {"tick", names.tick.empty() ? nlohmann::json(nullptr)
+                                  : nlohmann::json(names.tick)},
+      {"max_ticks", names.max_ticks},
+      {"seed", names.seed},
+      {"bounds",
+       {{"max_depth", optional_json(names.max_depth)},
+        {"max_states", optional_json(names.max_states)}}},
+      {"jobs", names.jobs},
+      {"state", state_name(names.spec->state)},
+      {"once", names.once},
+      {"checked", names.no_property ? "crashes, exits and hangs only"
+                                    : "properties, crashes, exits and hangs"},
+  };
+}
+
+// What the search found on the way: the abstraction's merges, the heap,
+// the cost of a state, masks, restarts, coverage and snapshots.
+nlohmann::json findings_json(const search::Report &report,
+                             const StepNames &names) {
+  const auto per_run = [&](std::size_t bytes) {
+    return report.runs_measured == 0
+               ? nlohmann::json(nullptr)
+               : nlohmann::json(mean(bytes, report.runs_measured));
+  };
+  return {
+      {"abstraction", abstraction_json(report, names)},
+      {"heap", heap_json(report.heap)},
+      {"bytes_read_per_state", per_run(report.bytes_read)},
+      {"bytes_hashed_per_state", per_run(report.bytes_hashed)},
+      {"masked", report.masked},
+      {"restarts", report.restarts},
+      {"coverage", coverage_json(report, names)},
+      {"snapshots", snapshots_json(report, names)},
+  };
+}
+
+} // namespace
+
+nlohmann::json report_json(const search::Report &report,
+                           const StepNames &names) {
+  nlohmann::json json = report_header();
+  json.update(verdict_json(report, names));
+  json.update(settings_json(names));
+  json.update(findings_json(report, names));
+  json["replay"] = nullptr;
+  json["backtrace"] = nlohmann::json::array();
+  for (const executor::Frame &frame : report.backtrace)
+    json["backtrace"].push_back(executor::describe(frame));
+  add_sources_json(json, report.sources);
+  return json;
+}
+
+void add_effects_json(nlohmann::json &step,
+                      const executor::StepEffects &effects) {
+  if (effects.read_short())
+    step["read"] = effects.read ? nlohmann::json(*effects.read) : nullptr;
+  if (!effects.closed.empty())
+    step["closed_by_server"] = effects.closed;
+}
+
+void add_sources_json(nlohmann::json &report,
+                      const executor::Sources &sources) {
+  nlohmann::json controlled = nlohmann::json::array();
+  nlohmann::json uncontrolled = nlohmann::json::array();
+  for_each_used(sources, [&](const executor::SourceInfo &info,
+                             executor::Via via, const std::string &control) {
+    (info.controlled ? controlled : uncontrolled)
+        .push_back({{"source", info.name},
+                    {"via", via_name(via)},
+                    {"control", control}});
+  });
+  report["sources"] = controlled;
+  report["uncontrolled"] = uncontrolled;
+}
+
+void print_backtrace(std::FILE *out, const std::vector<executor::Frame> &frames,
+                     std::size_t at_most) {
+  for (std::size_t i = 0; i < std::min(frames.size(), at_most); ++i)
+    fmt::print(out, "  {} #{} {}\n", i == 0 ? "at" : "  ", i,
+               executor::describe(frames[i]));
+  if (frames.size() > at_most)
+    fmt::print(out, "     ...\n");
+}
+
+void print_sources(std::FILE *out, const executor::Sources &sources) {
+  fmt::print(out, "time and randomness:{}\n",
+             sources == executor::Sources{} ? " none used" : "");
+  for_each_used(sources, [&](const executor::SourceInfo &info,
+                             executor::Via via, const std::string &control) {
+    fmt::print(out, "  {}{} ({}): {}\n",
+               info.controlled ? "" : "NOT CONTROLLED: ", info.name,
+               via_name(via), control);
+  });
+}
+
+nlohmann::json report_header() {
+  return {{"format_version", kReportFormatVersion},
+          {"cmc_version", kCmcVersion}};
+}
+
+nlohmann::json error_json(const std::string &message) {
+  nlohmann::json json = report_header();
+  json.update({{"verdict", "error"},
+               {"complete", false},
+               {"distinct_states", 0},
+               {"dedup_merges", 0},
+               {"transitions", 0},
+               {"max_depth", 0},
+               {"counterexample", nullptr},
+               {"violation", nullptr},
+               {"error", message},
+               {"backtrace", nlohmann::json::array()},
+               {"sources", nlohmann::json::array()},
+               {"uncontrolled", nlohmann::json::array()},
+               {"masked", nlohmann::json::array()},
+               {"restarts", 0}});
+  // The settings and what the search measured: not reached.
+  for (const char *key : {"elapsed_s", "states_per_s", "transitions_per_s",
+                          "collision_probability", "tick", "max_ticks", "seed",
+                          "bounds", "jobs", "state", "abstraction", "heap",
+                          "bytes_read_per_state", "bytes_hashed_per_state",
+                          "once", "coverage", "snapshots", "checked", "replay"})
+    json[key] = nullptr;
+  return json;
+}
+
+OutputFile::OutputFile(std::string_view option, std::string what,
+                       const std::string &destination)
+    : what_(std::move(what)), destination_(destination) {
+  if (destination.empty())
+    return;
+  if (destination == "-") {
+    // A closed stdout: a descriptor cmc opens later would take number 1.
+    const int flags = fcntl(STDOUT_FILENO, F_GETFL);
+    if (flags == -1 || (flags & O_ACCMODE) == O_RDONLY)
+      usage(fmt::format("cannot write {} -: stdout is closed or read-only",
+                        option));
+    return;
+  }
+  file_.open(destination);
+  if (!file_)
+    usage(fmt::format("cannot write {} {}: {}", option, destination,
+                      std::strerror(errno)));
+}
+
+void OutputFile::write(std::string_view text) {
+  if (destination_.empty() || done_)
+    return;
+  done_ = true;
+  std::ostream &out = destination_ == "-" ? std::cout : file_;
+  errno = 0;
+  out << text << std::flush;
+  if (!out)
+    cannot_check(fmt::format(
+        "cannot write {} to {}{}", what_,
+        destination_ == "-" ? "stdout" : destination_,
+        errno != 0 ? fmt::format(": {}", std::strerror(errno)) : ""));
+}
+
+JsonOutput::JsonOutput(const std::string &destination)
+    : file_("--json", "the JSON report", destination) {}
+
+void JsonOutput::write(const nlohmann::json &json) {
+  const auto text = dump_json(json);
+  if (!text)
+    cannot_check(text.error().message);
+  file_.write(*text + '\n');
+}
+
+std::FILE *JsonOutput::text_stream() const {
+  return file_.to_stdout() ? stderr : stdout;
+}
+
+std::string abstraction_caveat(const search::Report &report,
+                               const StepNames &names) {
+  const std::string lossy = lossy_merges(report, names);
+  return lossy.empty() ? "" : "holds under the region abstraction: " + lossy;
+}
+
+void print_report(std::FILE *out, const search::Report &report,
+                  const StepNames &names) {
+  const std::string counts = fmt::format(
+      "{} distinct states, {} dedup merges, {} transitions",
+      report.distinct_states, report.dedup_merges, report.transitions);
+  const bool holds =
+      !report.interrupted && report.verdict == search::Verdict::kHolds;
+  const std::string lossy = lossy_merges(report, names);
+  if (!lossy.empty() && holds)
+    fmt::print(out, "holds under the region abstraction: {}\n", lossy);
+  if (report.interrupted) {
+    fmt::print(out,
+               "interrupted: {} explored so far, up to depth {} (not "
+               "complete; no verdict)\n",
+               counts, report.max_depth);
+  } else if (report.verdict == search::Verdict::kViolated) {
+    fmt::print(out, "violated: {}\n", report.violation);
+    print_backtrace(out, report.backtrace, 4);
+    fmt::print(out, "shortest counterexample ({} step{}):\n",
+               report.counterexample.size(),
+               report.counterexample.size() == 1 ? "" : "s");
+    for (std::size_t i = 0; i < report.counterexample.size(); ++i)
+      fmt::print(out, "  {}. {}\n", i + 1,
+                 counterexample_step(report, names, i));
+    fmt::print(out, "found after {}\n", counts);
+  } else if (report.complete) {
+    fmt::print(out, "holds{}: {}; every reachable state explored (depth {})\n",
+               coverage_caveat(report, names), counts, report.max_depth);
+  } else {
+    fmt::print(out,
+               "holds up to depth {}{}{}: {} (search cut by a bound, not "
+               "complete)\n",
+               report.max_depth,
+               report.ticks_cut
+                   ? fmt::format(" and {} tick(s) per path", names.max_ticks)
+                   : "",
+               coverage_caveat(report, names), counts);
+  }
+  if (!lossy.empty() && !holds)
+    fmt::print(out, "region abstraction: {}\n", lossy);
+  print_state_settings(out, report, names);
+  print_coverage(out, report, names);
+  print_sources(out, report.sources);
+  print_snapshots(out, report, names);
+  fmt::print(out,
+             "{:.2f} s, {:.0f} distinct states/s, {:.0f} transitions/s; "
+             "fingerprint collision probability {:.1e}\n",
+             report.elapsed_s,
+             per_second(report.distinct_states, report.elapsed_s),
+             per_second(report.transitions, report.elapsed_s),
+             collision_probability(report.distinct_states));
+}
+
+} // namespace cmc::app
