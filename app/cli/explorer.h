@@ -11,10 +11,10 @@
 #include "app/report/report.h"
 #include "app/report/target_options.h"
 #include "app/report/trace_output.h"
+#include "tracer/control/target_run.h"
 #include "tracer/sandbox/network_namespace.h"
 #include "tracer/syscalls/site_log.h"
 #include "tracer/syscalls/syscall_trace.h"
-#include "tracer/control/target_run.h"
 
 namespace cmc::app {
 

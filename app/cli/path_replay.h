@@ -10,8 +10,8 @@
 #include "app/report/report.h"
 #include "app/report/step_report.h"
 #include "search/property.h"
-#include "tracer/syscalls/syscall_trace.h"
 #include "tracer/control/target_run.h"
+#include "tracer/syscalls/syscall_trace.h"
 
 namespace cmc::app {
 
@@ -24,7 +24,7 @@ struct StepOutcome {
   std::vector<std::string> received; // by client
   executor::StepEffects effects;
   std::optional<executor::Fault> fault; // the target died by the step
-  std::vector<ByteChange> changes;    // of the regions; none when it died
+  std::vector<ByteChange> changes;      // of the regions; none when it died
 };
 
 // Sees a replay as it goes: `cmc replay` prints every step before the next
