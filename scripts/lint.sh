@@ -65,6 +65,7 @@ source_of() {
   { git grep -l -F "#include \"$1\"" -- '*.cc' '*.c'
     git grep -l -F "#include \"${1#include/}\"" -- '*.cc' '*.c'
     git grep -l -F "#include \"${1##*/}\"" -- "$dir/*.cc" "$dir/*.c"
+    true # no match is no error (pipefail)
   } | sed -n 1p # reads to the end: head would leave git grep a SIGPIPE
 }
 

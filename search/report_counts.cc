@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "search/search_report.h"
+
 namespace cmc::search {
 
 void count_coverage(Report &report, std::size_t alphabet_size,
