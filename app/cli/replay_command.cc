@@ -168,6 +168,7 @@ std::vector<executor::ActionId> actions_of(const std::vector<Step> &steps,
     if (step.kind != Step::Kind::kTick)
       (void)action_of(spec, step); // the whole alphabet first
   std::vector<executor::ActionId> actions;
+  actions.reserve(steps.size());
   for (const Step &step : steps)
     actions.push_back(action_of(spec, step));
   return actions;
