@@ -260,7 +260,7 @@ std::shared_ptr<tracer::TargetSpec> target_spec(const TargetOptions &options) {
 
 std::unique_ptr<search::Property>
 make_check_property(const TargetOptions &options,
-                    std::shared_ptr<const tracer::TargetSpec> spec,
+                    const std::shared_ptr<const tracer::TargetSpec> &spec,
                     const std::vector<search::RegionLayout> &layout) {
   std::vector<std::unique_ptr<search::Property>> parts;
   parts.push_back(search::make_property(options.invariant, layout));
@@ -305,7 +305,7 @@ std::string resolve_program(const std::string &program) {
   std::string_view dirs = path != nullptr ? path : "/usr/bin:/bin";
   while (true) {
     const auto colon = dirs.find(':');
-    const std::string candidate =
+    std::string candidate =
         fmt::format("{}/{}", dirs.substr(0, colon), program);
     if (access(candidate.c_str(), X_OK) == 0)
       return candidate;

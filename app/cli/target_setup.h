@@ -49,7 +49,7 @@ target_spec(const TargetOptions &options);
 // plugin that cannot be loaded.
 [[nodiscard]] std::unique_ptr<search::Property>
 make_check_property(const TargetOptions &options,
-                    std::shared_ptr<const tracer::TargetSpec> spec,
+                    const std::shared_ptr<const tracer::TargetSpec> &spec,
                     const std::vector<search::RegionLayout> &layout);
 
 // Where each region lies in the state's bytes.

@@ -62,7 +62,7 @@ public:
   }
   // A count of things that take at least min_size bytes each.
   Result<std::size_t> count(std::size_t min_size) {
-    const auto value = number<std::uint64_t>();
+    auto value = number<std::uint64_t>();
     if (value && *value > in_.size() / min_size)
       return Error{"a count in the request exceeds its size"};
     return value;
