@@ -96,7 +96,7 @@ public:
       : read_line_(std::move(read_line)), modules_(std::move(modules)),
         trace_(true, format) {}
 
-  Result<void> entered(const tracer::Tracee &tracee,
+  Result<void> entered(const tracer::ProcessAccess &tracee,
                        const tracer::VdsoLayout &vdso,
                        const user_regs_struct &regs) override {
     if (auto placed = sites_.entered(tracee, vdso, regs); !placed)
@@ -112,7 +112,7 @@ public:
     stopped_at(tracee, regs, hit);
     return {};
   }
-  Result<void> returned(const tracer::Tracee &tracee,
+  Result<void> returned(const tracer::ProcessAccess &tracee,
                         const user_regs_struct &regs) override {
     return trace_.returned(tracee, regs);
   }
@@ -122,8 +122,12 @@ public:
     trace_.new_program();
   }
 
+  // The run whose catchpoints stop the watchdog's time while the user
+  // looks (until new_run()).
+  void follow(const tracer::Watchdog::Lease &lease) { lease_ = &lease; }
   // A new run of the target: the trace starts afresh, the sites stay.
   void new_run() {
+    lease_ = nullptr;
     new_program();
     trace_.reset();
     stop_next_ = false;
@@ -156,17 +160,19 @@ private:
     return nullptr;
   }
 
-  void stopped_at(const tracer::Tracee &tracee, const user_regs_struct &regs,
-                  const Catch *hit) {
+  void stopped_at(const tracer::ProcessAccess &tracee,
+                  const user_regs_struct &regs, const Catch *hit) {
     const auto call = trace_.pending(tracee);
     fmt::print(
         "caught {} at {:#x}{}\n", call ? call->parts.text() : "?", regs.rip - 2,
         hit != nullptr ? fmt::format(" (catch {}: {})", hit->id, hit->what)
                        : "");
     // The step's time does not run while the user looks.
-    tracee.lease().pause();
+    if (lease_ != nullptr)
+      lease_->pause();
     prompt(call ? call->backtrace : std::vector<executor::Frame>{}, regs);
-    tracee.lease().resume();
+    if (lease_ != nullptr)
+      lease_->resume();
   }
 
   // Reads commands at a catchpoint until one goes on with the step.
@@ -202,6 +208,8 @@ private:
   std::vector<Catch> catches_;
   int last_id_ = 0;
   bool armed_ = false;
+  // The watchdog's lease of the run followed (follow()).
+  const tracer::Watchdog::Lease *lease_ = nullptr;
   bool stop_next_ = false;
   bool quit_ = false;
 };
@@ -248,6 +256,7 @@ void Explorer::restart() {
   if (!run)
     cannot_check(run.error().message);
   run_.emplace(std::move(*run));
+  watcher_->follow(run_->tracee().lease());
   ended_ = false;
   states_.clear();
   received_.clear();

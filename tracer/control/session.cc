@@ -17,9 +17,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "tracer/process/backtrace.h"
-#include "tracer/process/ptrace_unsafe.h"
-#include "tracer/process/watchdog.h"
 #include "tracer/syscalls/input_wait.h"
 #include "util/log.h"
 #include "util/signal_name.h"
@@ -42,8 +39,8 @@ Error exec_error(pid_t pid) {
 // Whether error, met while cmc had thread tid stopped, shows the target
 // gone: a call found it so, or tid is no longer stopped (a call's error
 // may not say why it failed).
-bool gone(const Error &error, pid_t tid) {
-  return error.target_gone() || !sys::still_stopped(tid);
+bool gone(const Error &error, const ProcessAccess &process, pid_t tid) {
+  return error.target_gone() || !process.still_stopped(tid);
 }
 
 Error new_process_error(pid_t pid) {
@@ -64,7 +61,7 @@ Result<std::optional<executor::Fault>> Session::run_until_quiescent() {
     if (!*status)
       break;
     auto fault = on_stop(**status);
-    if (!fault && gone(fault.error(), tracee_.focused())) {
+    if (!fault && gone(fault.error(), tracee_, tracee_.focused())) {
       ending();
       continue;
     }
@@ -169,7 +166,7 @@ Result<bool> Session::release_held() {
   for (auto &[tid, thread] : threads_) {
     auto checked = thread.run == Thread::Run::kHeld ? recheck(tid, thread)
                                                     : Result<void>();
-    if (!checked && !gone(checked.error(), tid))
+    if (!checked && !gone(checked.error(), tracee_, tid))
       return checked.error();
     if (!checked) {
       ending();
@@ -317,7 +314,7 @@ Result<executor::Fault> Session::await_end() {
   for (const auto &[tid, thread] : threads_)
     if ((thread.run == Thread::Run::kHeld ||
          thread.run == Thread::Run::kReady) &&
-        sys::still_stopped(tid))
+        tracee_.still_stopped(tid))
       return Error{fmt::format("the target was found gone, but its thread "
                                "{} is still stopped",
                                tid)};
@@ -351,7 +348,7 @@ Result<void> Session::advance_clock(std::chrono::nanoseconds by) {
     auto ended = fired.result_at_deadline
                      ? skip(thread, fired.regs, *fired.result_at_deadline)
                      : expire(tracee_, *fired.call, fired.regs);
-    if (!ended && !gone(ended.error(), tid))
+    if (!ended && !gone(ended.error(), tracee_, tid))
       return ended;
     if (!ended) {
       ending();
@@ -418,7 +415,7 @@ void Session::ending() {
 }
 
 executor::Fault Session::fault_of(const WaitStatus &status) const {
-  if (tracee_.lease().expired())
+  if (tracee_.hung())
     return executor::Fault{.kind = executor::Fault::Kind::kHang};
   if (status.exited())
     return executor::Fault{.kind = executor::Fault::Kind::kExit,
@@ -436,10 +433,7 @@ void Session::crashed(int signal) {
       std::ranges::find(kCrashes, signal) == kCrashes.end())
     return;
   // A few frames: where it crashed and the calls that led there.
-  auto backtracer = Backtracer::attach(tracee_.focused());
-  if (!backtracer)
-    return;
-  if (auto frames = backtracer->unwind(8))
+  if (auto frames = tracee_.backtrace(8))
     crash_backtrace_ = std::move(*frames);
 }
 

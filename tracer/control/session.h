@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "executor/executor.h"
-#include "tracer/process/tracee.h"
+#include "tracer/process/process_access.h"
 #include "tracer/syscalls/environment.h"
 #include "tracer/syscalls/syscall_table.h"
 #include "tracer/syscalls/syscall_watcher.h"
@@ -23,7 +23,7 @@ namespace cmc::tracer {
 // address it listens on from its own listen().
 class Session {
 public:
-  Session(Tracee &tracee, std::uint64_t seed)
+  Session(ProcessAccess &tracee, std::uint64_t seed)
       : tracee_(tracee),
         environment_(seed), threads_{
                                 {tracee.pid(), Thread{0, Thread::Run::kReady,
@@ -192,7 +192,7 @@ private:
   void ending();
   [[nodiscard]] executor::Fault fault_of(const WaitStatus &status) const;
 
-  Tracee &tracee_;
+  ProcessAccess &tracee_;
   Environment environment_;
   // The stack where the first crash signal hit (see crashed()).
   std::vector<executor::Frame> crash_backtrace_;

@@ -23,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include "tracer/process/backtrace.h"
 #include "tracer/process/ptrace_unsafe.h"
 #include "tracer/sandbox/network_namespace.h"
 #include "tracer/sandbox/sandbox.h"
@@ -238,6 +239,16 @@ Tracee::Tracee(pid_t pid)
     : pid_(pid), focus_(pid), lease_(std::make_unique<Watchdog::Lease>(pid)) {}
 
 Tracee::~Tracee() { kill_and_reap(); }
+
+bool Tracee::still_stopped(pid_t tid) const { return sys::still_stopped(tid); }
+
+Result<std::vector<executor::Frame>>
+Tracee::backtrace(std::size_t max_frames) const {
+  auto backtracer = Backtracer::attach(focus_);
+  if (!backtracer)
+    return backtracer.error();
+  return backtracer->unwind(max_frames);
+}
 
 void Tracee::kill_and_reap() {
   for (const pid_t pid : adopted_)

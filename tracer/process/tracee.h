@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "decoder/proc_maps.h"
+#include "tracer/process/process_access.h"
 #include "tracer/process/wait_status.h"
 #include "tracer/process/watchdog.h"
 #include "tracer/sandbox/run_files.h"
@@ -51,12 +52,6 @@ struct SeccompFilter {
   std::vector<sock_filter> (*build)(int report_fd) = nullptr;
 };
 
-// A thread of a target and its registers (Session::thread_registers).
-struct ThreadRegisters {
-  pid_t id = 0;
-  user_regs_struct registers{};
-};
-
 // A target process under ptrace, in a network namespace of its own, with
 // the seccomp filter it is given, in the spawning thread's Sandbox
 // (where it is pid Sandbox::kTargetPid). The destructor kills the target's
@@ -65,7 +60,7 @@ struct ThreadRegisters {
 // copies of the writable paths (in a mount namespace of its own when one
 // is absolute), all removed with their contents at the end; if cmc dies
 // first, the Sandbox takes them all with it.
-class Tracee {
+class Tracee final : public ProcessAccess {
 public:
   // Forks, sets the child up and execs it; returns stopped after execve.
   [[nodiscard]] static Result<std::unique_ptr<Tracee>>
@@ -75,63 +70,61 @@ public:
   Tracee &operator=(const Tracee &) = delete;
   Tracee(Tracee &&) = delete;
   Tracee &operator=(Tracee &&) = delete;
-  ~Tracee();
+  ~Tracee() override;
 
-  // Ids are cmc's (of its PID namespace) unless said otherwise.
-  [[nodiscard]] pid_t pid() const { return pid_; }
+  // ProcessAccess, over ptrace and /proc.
+  [[nodiscard]] pid_t pid() const override { return pid_; }
+  [[nodiscard]] pid_t focused() const override { return focus_; }
+  void focus(pid_t tid) override { focus_ = tid; }
+  void resume(int signal = 0, bool to_syscall_stop = false) override;
+  [[nodiscard]] Result<std::optional<WaitStatus>>
+  wait(bool block = true) override;
+  [[nodiscard]] bool still_stopped(pid_t tid) const override;
+  [[nodiscard]] Result<bool> asleep_in_futex(pid_t tid) const override;
+  [[nodiscard]] Result<bool> is_thread(pid_t tid) const override;
+  [[nodiscard]] Result<pid_t> namespace_tid(pid_t tid) const override;
+  void adopt(pid_t pid) override { adopted_.push_back(pid); }
+  void forget(pid_t tid) override {
+    std::erase(adopted_, tid);
+    namespace_tids_.erase(tid);
+  }
+  [[nodiscard]] bool hung() const override { return lease_->expired(); }
+  [[nodiscard]] Result<bool> at_syscall_exit() const override;
+  [[nodiscard]] Result<unsigned long> event_message() const override;
+  [[nodiscard]] Result<siginfo_t> signal_info() const override;
+  [[nodiscard]] Result<user_regs_struct> registers() const override;
+  [[nodiscard]] Result<void>
+  set_registers(const user_regs_struct &regs) override;
+  [[nodiscard]] Result<std::vector<executor::Frame>>
+  backtrace(std::size_t max_frames) const override;
+  [[nodiscard]] Result<void> read(std::span<const iovec> remote,
+                                  std::span<std::byte> local) const override;
+  [[nodiscard]] Result<void> write(std::uint64_t address,
+                                   std::span<const std::byte> bytes) override;
+  [[nodiscard]] Result<void>
+  patch_code(std::uint64_t address, std::span<const std::byte> bytes) override;
+  // The call must not be one the table of syscall_table.h stops for (a
+  // stop of observing_program is stepped over).
+  [[nodiscard]] Result<long>
+  inject_syscall(std::uint64_t syscall_at, long nr,
+                 const std::array<std::uint64_t, 3> &args) override;
+  [[nodiscard]] std::optional<UniqueFd> duplicate_fd(int fd) const override;
+  [[nodiscard]] Result<std::string> proc_file(const char *leaf) const override;
+  [[nodiscard]] Result<std::vector<decoder::Mapping>> maps() const override;
+  [[nodiscard]] bool may_write(const std::string &path) const override {
+    return files_->may_write(path);
+  }
+
   [[nodiscard]] int pidfd() const { return pidfd_.get(); }
   [[nodiscard]] Watchdog::Lease &lease() { return *lease_; }
   [[nodiscard]] const Watchdog::Lease &lease() const { return *lease_; }
-
-  // The target's threads share its memory, but each stops on its own:
-  // requests about registers, stops and resumption go to the focused
-  // thread, the one whose stop wait() reported last or that focus() named.
-  // The leader (pid()) is focused first.
-  [[nodiscard]] pid_t focused() const { return focus_; }
-  void focus(pid_t tid) { focus_ = tid; }
-  // Resumes the focused thread, delivering signal (0: none); with
-  // to_syscall_stop, it also stops at its next syscall entry or exit.
-  void resume(int signal = 0, bool to_syscall_stop = false);
-  // Waits for the next stop or end of any thread and focuses it; with
-  // block false, nothing when no thread has one ready.
-  [[nodiscard]] Result<std::optional<WaitStatus>> wait(bool block = true);
   // resume(), then wait() for the next stop or end of any thread.
   [[nodiscard]] Result<WaitStatus>
   resume_and_wait(int signal = 0, bool to_syscall_stop = false);
-  // Whether thread tid sleeps in the kernel in a futex wait (state S in
-  // futex(2), per /proc), not about to enter or leave it.
-  [[nodiscard]] Result<bool> asleep_in_futex(pid_t tid) const;
-  // Whether tid, a task ptrace attached, is a thread of the target rather
-  // than a process it started.
-  [[nodiscard]] Result<bool> is_thread(pid_t tid) const;
-  // The id thread tid has in the target's PID namespace: what its gettid()
-  // returns, glibc keeps, and its /proc shows.
-  [[nodiscard]] Result<pid_t> namespace_tid(pid_t tid) const;
-  // Whether the focused thread is stopped at a syscall's exit (not its
-  // entry).
-  [[nodiscard]] Result<bool> at_syscall_exit() const;
-  [[nodiscard]] Result<user_regs_struct> registers() const;
-  [[nodiscard]] Result<void> set_registers(const user_regs_struct &regs);
   // The focused thread's x87, SSE and AVX registers (its XSAVE area).
   [[nodiscard]] Result<std::vector<std::byte>> extended_registers() const;
   [[nodiscard]] Result<void>
   set_extended_registers(std::span<const std::byte> area);
-  [[nodiscard]] Result<unsigned long> event_message() const;
-  [[nodiscard]] Result<siginfo_t> signal_info() const;
-  // Writes bytes to writable memory of the target.
-  [[nodiscard]] Result<void> write(std::uint64_t address,
-                                   std::span<const std::byte> bytes);
-  // Writes bytes over the target's code (copy-on-write, as a breakpoint).
-  [[nodiscard]] Result<void> patch_code(std::uint64_t address,
-                                        std::span<const std::byte> bytes);
-  // Makes the stopped target run the system call nr(args) on the syscall
-  // instruction at syscall_at, with every register restored afterwards;
-  // the call must not be one the table of syscall_table.h stops for (a
-  // stop of observing_program is stepped over). Returns its result
-  // (-errno on failure); kTargetGone when the target died in it.
-  [[nodiscard]] Result<long>
-  inject_syscall(std::uint64_t syscall_at, long nr,
-                 const std::array<std::uint64_t, 3> &args);
   // Makes the focused thread, stopped at the seccomp stop of a call it
   // entered with registers entered, run nr(args) in place of that call,
   // then enter that call again (its syscall instruction, same registers)
@@ -143,24 +136,6 @@ public:
   [[nodiscard]] Result<long>
   call_at_seccomp_stop(const user_regs_struct &entered, long nr,
                        const std::array<std::uint64_t, 4> &args);
-  [[nodiscard]] Result<void> read(std::span<const iovec> remote,
-                                  std::span<std::byte> local) const;
-  // Reads a value of type T at address in the target.
-  template <typename T>
-  [[nodiscard]] Result<T> read_value(std::uint64_t address) const {
-    T value{};
-    const iovec remote{reinterpret_cast<void *>(address), sizeof(T)};
-    auto bytes = std::as_writable_bytes(std::span(&value, 1));
-    if (auto done = read(std::span(&remote, 1), bytes); !done)
-      return done.error();
-    return value;
-  }
-  // A duplicate of the target's descriptor fd, if it has one.
-  [[nodiscard]] std::optional<UniqueFd> duplicate_fd(int fd) const;
-  // The text of /proc/PID/<leaf>, e.g. "auxv".
-  [[nodiscard]] Result<std::string> proc_file(const char *leaf) const;
-  // /proc/PID/maps, parsed.
-  [[nodiscard]] Result<std::vector<decoder::Mapping>> maps() const;
   // Moves what the target wrote to its stdout and stderr (unless
   // show_output) from their pipe to output(); needed now and then, or a
   // target that writes much blocks on the full pipe.
@@ -176,14 +151,6 @@ public:
   [[nodiscard]] const RunFiles &files() const { return *files_; }
   // Whether the target is known to have ended (it has been reaped).
   [[nodiscard]] bool reaped() const { return reaped_; }
-  // A process or thread the target created, auto-attached by ptrace: it is
-  // killed and reaped with the target.
-  void adopt(pid_t pid) { adopted_.push_back(pid); }
-  // A thread that ended and was reaped: its id may be reused.
-  void forget(pid_t tid) {
-    std::erase(adopted_, tid);
-    namespace_tids_.erase(tid);
-  }
 
 private:
   explicit Tracee(pid_t pid);

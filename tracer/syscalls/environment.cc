@@ -41,7 +41,7 @@ template <typename T> std::span<const std::byte> bytes_of(const T &value) {
 // Writes value at address unless the address is null; false if the target
 // cannot take it (the call then fails with EFAULT).
 template <typename T>
-bool put(Tracee &tracee, std::uint64_t address, const T &value) {
+bool put(ProcessAccess &tracee, std::uint64_t address, const T &value) {
   return address == 0 || tracee.write(address, bytes_of(value)).ok();
 }
 
@@ -49,7 +49,7 @@ constexpr long kFault = -EFAULT;
 
 } // namespace
 
-Result<void> Environment::take_control(Tracee &tracee) {
+Result<void> Environment::take_control(ProcessAccess &tracee) {
   static const bool rdrand = cpu_has_rdrand();
   if (rdrand)
     note(Source::kRdrand, Via::kOther);
@@ -95,7 +95,7 @@ Result<void> Environment::take_control(Tracee &tracee) {
   return {};
 }
 
-Result<bool> Environment::at_breakpoint(Tracee &tracee) {
+Result<bool> Environment::at_breakpoint(ProcessAccess &tracee) {
   auto regs = tracee.registers();
   if (!regs)
     return regs.error();
@@ -125,7 +125,8 @@ Result<bool> Environment::at_breakpoint(Tracee &tracee) {
   return false;
 }
 
-Result<void> Environment::at_entry(Tracee &tracee, user_regs_struct regs) {
+Result<void> Environment::at_entry(ProcessAccess &tracee,
+                                   user_regs_struct regs) {
   const std::uint64_t entry = *entry_;
   entry_.reset();
   regs.rip = entry;
@@ -159,7 +160,7 @@ Result<void> Environment::at_entry(Tracee &tracee, user_regs_struct regs) {
   return tracee.set_registers(regs);
 }
 
-Result<void> Environment::at_debug_state(Tracee &tracee,
+Result<void> Environment::at_debug_state(ProcessAccess &tracee,
                                          user_regs_struct regs) {
   // Returns for it, as its ret would.
   auto back = tracee.read_value<std::uint64_t>(regs.rsp);
@@ -179,7 +180,8 @@ void Environment::note(Source source, const user_regs_struct &regs) {
   note(source, vdso_.in_vdso(regs.rip - 2) ? Via::kVdso : Via::kSyscall);
 }
 
-Result<void> Environment::fill_random(Tracee &tracee, std::uint64_t address,
+Result<void> Environment::fill_random(ProcessAccess &tracee,
+                                      std::uint64_t address,
                                       std::uint64_t length) {
   std::array<std::byte, 4096> chunk{};
   for (std::uint64_t done = 0; done < length; done += chunk.size()) {
@@ -198,7 +200,7 @@ Result<void> Environment::fill_random(Tracee &tracee, std::uint64_t address,
 }
 
 Result<std::optional<long>>
-Environment::random_read(Tracee &tracee, const user_regs_struct &regs) {
+Environment::random_read(ProcessAccess &tracee, const user_regs_struct &regs) {
   auto file = tracee.duplicate_fd(static_cast<int>(regs.rdi));
   struct stat info {};
   if (!file || fstat(file->get(), &info) != 0 || !S_ISCHR(info.st_mode) ||
@@ -213,7 +215,7 @@ Environment::random_read(Tracee &tracee, const user_regs_struct &regs) {
   return std::optional(static_cast<long>(length));
 }
 
-Result<bool> Environment::emulate_tsc(Tracee &tracee) {
+Result<bool> Environment::emulate_tsc(ProcessAccess &tracee) {
   auto regs = tracee.registers();
   if (!regs)
     return regs.error();
@@ -233,9 +235,9 @@ Result<bool> Environment::emulate_tsc(Tracee &tracee) {
   return true;
 }
 
-Result<void> Environment::answer_tsc(Tracee &tracee, user_regs_struct regs,
-                                     std::uint8_t length, bool rdtscp,
-                                     Source source) {
+Result<void> Environment::answer_tsc(ProcessAccess &tracee,
+                                     user_regs_struct regs, std::uint8_t length,
+                                     bool rdtscp, Source source) {
   const std::uint64_t tsc = clock_.tsc();
   regs.rax = tsc & 0xffffffff;
   regs.rdx = tsc >> 32;

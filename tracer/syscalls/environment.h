@@ -8,7 +8,7 @@
 #include <random>
 
 #include "executor/sources.h"
-#include "tracer/process/tracee.h"
+#include "tracer/process/process_access.h"
 #include "tracer/syscalls/syscall.h"
 #include "tracer/time/timer_fds.h"
 #include "tracer/time/tsc_patches.h"
@@ -38,7 +38,7 @@ public:
   // reads stay in its .bss, bytes of the whole process) and plants a
   // breakpoint at the program's entry point; where PR_SET_TSC does not
   // trap, scans ahead for rdtsc (scan_tsc_ahead).
-  [[nodiscard]] Result<void> take_control(Tracee &tracee);
+  [[nodiscard]] Result<void> take_control(ProcessAccess &tracee);
   // At a SIGTRAP stop: answers a breakpoint of cmc's and returns true, or
   // returns false for another SIGTRAP. Until the entry, each rdtsc and
   // rdtscp site of the files mapped is patched with int3 (TscPatches) and
@@ -46,15 +46,15 @@ public:
   // (tsc_traps()), it is set and the sites get their instructions back, so
   // from then on the fault answers them (emulate_tsc); elsewhere the sites
   // stay patched, and those of files mapped later are patched too.
-  [[nodiscard]] Result<bool> at_breakpoint(Tracee &tracee);
+  [[nodiscard]] Result<bool> at_breakpoint(ProcessAccess &tracee);
 
   // Answers read(fd, buf, count) of /dev/urandom or /dev/random; nothing
   // when fd is another file.
   [[nodiscard]] Result<std::optional<long>>
-  random_read(Tracee &tracee, const user_regs_struct &regs);
+  random_read(ProcessAccess &tracee, const user_regs_struct &regs);
   // At a SIGSEGV stop: emulates the rdtsc or rdtscp at rip (PR_SET_TSC
   // made it fault) and returns true, or returns false for another fault.
-  [[nodiscard]] Result<bool> emulate_tsc(Tracee &tracee);
+  [[nodiscard]] Result<bool> emulate_tsc(ProcessAccess &tracee);
 
   // Records a source read by the system call whose stop has regs.
   void note(executor::Source source, const user_regs_struct &regs);
@@ -63,16 +63,19 @@ public:
   }
 
   // Writes length bytes of the seeded generator at address.
-  [[nodiscard]] Result<void> fill_random(Tracee &tracee, std::uint64_t address,
+  [[nodiscard]] Result<void> fill_random(ProcessAccess &tracee,
+                                         std::uint64_t address,
                                          std::uint64_t length);
-  [[nodiscard]] Result<void> at_entry(Tracee &tracee, user_regs_struct regs);
+  [[nodiscard]] Result<void> at_entry(ProcessAccess &tracee,
+                                      user_regs_struct regs);
   // ld.so's _dl_debug_state (a ret), called around every dlopen and
   // dlclose: patches the files mapped since.
-  [[nodiscard]] Result<void> at_debug_state(Tracee &tracee,
+  [[nodiscard]] Result<void> at_debug_state(ProcessAccess &tracee,
                                             user_regs_struct regs);
   // Answers the rdtsc (or rdtscp) of length bytes at regs.rip from the
   // virtual clock and notes source.
-  [[nodiscard]] Result<void> answer_tsc(Tracee &tracee, user_regs_struct regs,
+  [[nodiscard]] Result<void> answer_tsc(ProcessAccess &tracee,
+                                        user_regs_struct regs,
                                         std::uint8_t length, bool rdtscp,
                                         executor::Source source);
 

@@ -20,7 +20,7 @@ namespace {
 
 // Polls duplicates of the target's descriptors without waiting. A
 // descriptor the target does not have makes its call fail at once: ready.
-bool any_ready(const Tracee &tracee, std::span<const pollfd> wanted) {
+bool any_ready(const ProcessAccess &tracee, std::span<const pollfd> wanted) {
   std::vector<UniqueFd> copies;
   std::vector<pollfd> local;
   for (const pollfd &entry : wanted) {
@@ -36,7 +36,7 @@ bool any_ready(const Tracee &tracee, std::span<const pollfd> wanted) {
 }
 
 // A blocking read-like call on one descriptor.
-bool descriptor_blocks(const Tracee &tracee, int fd) {
+bool descriptor_blocks(const ProcessAccess &tracee, int fd) {
   auto copy = tracee.duplicate_fd(fd);
   if (!copy)
     return false;
@@ -49,7 +49,7 @@ bool descriptor_blocks(const Tracee &tracee, int fd) {
 
 // The call's timeout: nothing waits forever, zero does not wait.
 Result<std::optional<std::chrono::nanoseconds>>
-read_timeout(const Tracee &tracee, Timeout arg,
+read_timeout(const ProcessAccess &tracee, Timeout arg,
              const std::array<std::uint64_t, 6> &args) {
   using std::chrono::nanoseconds;
   using Kind = Timeout::Kind;
@@ -90,8 +90,9 @@ auto &argument_register(user_regs_struct &regs, std::size_t index) {
   return *registers.at(index);
 }
 
-Result<std::vector<pollfd>>
-read_pollfds(const Tracee &tracee, std::uint64_t fds, std::uint64_t count) {
+Result<std::vector<pollfd>> read_pollfds(const ProcessAccess &tracee,
+                                         std::uint64_t fds,
+                                         std::uint64_t count) {
   std::vector<pollfd> wanted(count);
   const iovec remote{reinterpret_cast<void *>(fds), count * sizeof(pollfd)};
   if (auto read = tracee.read(std::span(&remote, 1),
@@ -103,7 +104,8 @@ read_pollfds(const Tracee &tracee, std::uint64_t fds, std::uint64_t count) {
 
 // The descriptors of select's three sets, as poll would ask for them.
 Result<std::vector<pollfd>>
-select_pollfds(const Tracee &tracee, const std::array<std::uint64_t, 6> &args) {
+select_pollfds(const ProcessAccess &tracee,
+               const std::array<std::uint64_t, 6> &args) {
   const int nfds =
       static_cast<int>(std::min<std::uint64_t>(args[0], FD_SETSIZE));
   const std::array<short, 3> events{POLLIN, POLLOUT, POLLPRI};
@@ -123,7 +125,8 @@ select_pollfds(const Tracee &tracee, const std::array<std::uint64_t, 6> &args) {
 
 } // namespace
 
-Result<bool> select_blocks(const Tracee &tracee, const Syscall & /*call*/,
+Result<bool> select_blocks(const ProcessAccess &tracee,
+                           const Syscall & /*call*/,
                            const std::array<std::uint64_t, 6> &args) {
   auto wanted = select_pollfds(tracee, args);
   if (!wanted)
@@ -133,7 +136,8 @@ Result<bool> select_blocks(const Tracee &tracee, const Syscall & /*call*/,
 
 // Whether the epoll instance epfd has fd registered: its fdinfo has a line
 // "tfd: FD events: ..." per registration.
-static Result<bool> epoll_watches(const Tracee &tracee, int epfd, int fd) {
+static Result<bool> epoll_watches(const ProcessAccess &tracee, int epfd,
+                                  int fd) {
   auto info = tracee.proc_file(fmt::format("fdinfo/{}", epfd).c_str());
   if (!info)
     return info.error();
@@ -141,19 +145,19 @@ static Result<bool> epoll_watches(const Tracee &tracee, int epfd, int fd) {
   return info->find(wanted) != std::string::npos;
 }
 
-Result<bool> fd_blocks(const Tracee &tracee, const Syscall & /*call*/,
+Result<bool> fd_blocks(const ProcessAccess &tracee, const Syscall & /*call*/,
                        const std::array<std::uint64_t, 6> &args) {
   return descriptor_blocks(tracee, static_cast<int>(args[0]));
 }
 
-Result<bool> recv_blocks(const Tracee &tracee, const Syscall &call,
+Result<bool> recv_blocks(const ProcessAccess &tracee, const Syscall &call,
                          const std::array<std::uint64_t, 6> &args) {
   return (args.at(static_cast<std::size_t>(call.flags_arg)) & MSG_DONTWAIT) ==
              0 &&
          descriptor_blocks(tracee, static_cast<int>(args[0]));
 }
 
-Result<bool> poll_blocks(const Tracee &tracee, const Syscall & /*call*/,
+Result<bool> poll_blocks(const ProcessAccess &tracee, const Syscall & /*call*/,
                          const std::array<std::uint64_t, 6> &args) {
   auto wanted = read_pollfds(tracee, args[0], args[1]);
   if (!wanted)
@@ -161,7 +165,7 @@ Result<bool> poll_blocks(const Tracee &tracee, const Syscall & /*call*/,
   return !any_ready(tracee, *wanted);
 }
 
-Result<bool> epoll_blocks(const Tracee &tracee, const Syscall & /*call*/,
+Result<bool> epoll_blocks(const ProcessAccess &tracee, const Syscall & /*call*/,
                           const std::array<std::uint64_t, 6> &args) {
   return !any_ready(tracee,
                     std::array{pollfd{static_cast<int>(args[0]), POLLIN, 0}});
@@ -176,7 +180,7 @@ struct Wait {
   std::optional<std::chrono::nanoseconds> timeout;
 };
 
-Result<Wait> would_block(const Tracee &tracee, const Syscall &call,
+Result<Wait> would_block(const ProcessAccess &tracee, const Syscall &call,
                          const user_regs_struct &regs) {
   const std::array<std::uint64_t, 6> args{regs.rdi, regs.rsi, regs.rdx,
                                           regs.r10, regs.r8,  regs.r9};
@@ -192,7 +196,7 @@ Result<Wait> would_block(const Tracee &tracee, const Syscall &call,
 }
 
 // The Recheck of a held input call: it runs once something is ready.
-Result<std::optional<Action>> input_over(const Tracee &tracee,
+Result<std::optional<Action>> input_over(const ProcessAccess &tracee,
                                          const Syscall &call,
                                          const user_regs_struct &regs) {
   auto wait = would_block(tracee, call, regs);
@@ -226,7 +230,7 @@ Result<Action> on_read(SeccompStop &stop) {
   return wait_for_input(stop);
 }
 
-Result<bool> waits_on(const Tracee &tracee, const Syscall &call,
+Result<bool> waits_on(const ProcessAccess &tracee, const Syscall &call,
                       const user_regs_struct &regs, int fd) {
   const std::array<std::uint64_t, 6> args{regs.rdi, regs.rsi, regs.rdx,
                                           regs.r10, regs.r8,  regs.r9};
@@ -249,7 +253,7 @@ Result<bool> waits_on(const Tracee &tracee, const Syscall &call,
   return among(*wanted);
 }
 
-Result<void> expire(Tracee &tracee, const Syscall &call,
+Result<void> expire(ProcessAccess &tracee, const Syscall &call,
                     user_regs_struct regs) {
   using Kind = Timeout::Kind;
   const Timeout arg = call.timeout;

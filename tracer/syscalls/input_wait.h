@@ -5,7 +5,7 @@
 #include <array>
 #include <cstdint>
 
-#include "tracer/process/tracee.h"
+#include "tracer/process/process_access.h"
 #include "tracer/syscalls/syscall.h"
 #include "util/result.h"
 
@@ -25,31 +25,33 @@ namespace cmc::tracer {
 // on its descriptor, argument 0; a recv, unless its flags have
 // MSG_DONTWAIT; poll and ppoll; select and pselect6; an epoll wait on the
 // epoll descriptor.
-[[nodiscard]] Result<bool> fd_blocks(const Tracee &tracee, const Syscall &call,
+[[nodiscard]] Result<bool> fd_blocks(const ProcessAccess &tracee,
+                                     const Syscall &call,
                                      const std::array<std::uint64_t, 6> &args);
 [[nodiscard]] Result<bool>
-recv_blocks(const Tracee &tracee, const Syscall &call,
+recv_blocks(const ProcessAccess &tracee, const Syscall &call,
             const std::array<std::uint64_t, 6> &args);
 [[nodiscard]] Result<bool>
-poll_blocks(const Tracee &tracee, const Syscall &call,
+poll_blocks(const ProcessAccess &tracee, const Syscall &call,
             const std::array<std::uint64_t, 6> &args);
 [[nodiscard]] Result<bool>
-select_blocks(const Tracee &tracee, const Syscall &call,
+select_blocks(const ProcessAccess &tracee, const Syscall &call,
               const std::array<std::uint64_t, 6> &args);
 [[nodiscard]] Result<bool>
-epoll_blocks(const Tracee &tracee, const Syscall &call,
+epoll_blocks(const ProcessAccess &tracee, const Syscall &call,
              const std::array<std::uint64_t, 6> &args);
 
 // Whether the trapped input call at this stop waits, among others, for fd
 // (a listening socket: then it waits for a client). An epoll wait waits for
 // the descriptors registered with its instance (/proc/PID/fdinfo).
-[[nodiscard]] Result<bool> waits_on(const Tracee &tracee, const Syscall &call,
+[[nodiscard]] Result<bool> waits_on(const ProcessAccess &tracee,
+                                    const Syscall &call,
                                     const user_regs_struct &regs, int fd);
 
 // Makes the waiting call at this stop time out at once when resumed: its
 // timeout becomes zero. A timeout passed by pointer is replaced by a
 // pointer to a zero value written below the target's stack red zone.
-[[nodiscard]] Result<void> expire(Tracee &tracee, const Syscall &call,
+[[nodiscard]] Result<void> expire(ProcessAccess &tracee, const Syscall &call,
                                   user_regs_struct regs);
 
 } // namespace cmc::tracer

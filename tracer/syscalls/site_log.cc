@@ -15,7 +15,7 @@ void count(ObservedSite &site, long number) {
     site.numbers.insert(at, number);
 }
 
-Result<ObservedSite> place(const Tracee &tracee, const VdsoLayout &vdso,
+Result<ObservedSite> place(const ProcessAccess &tracee, const VdsoLayout &vdso,
                            std::uint64_t address) {
   auto maps = tracee.maps();
   if (!maps)
@@ -39,7 +39,8 @@ Result<ObservedSite> place(const Tracee &tracee, const VdsoLayout &vdso,
 
 } // namespace
 
-Result<void> SiteLog::entered(const Tracee &tracee, const VdsoLayout &vdso,
+Result<void> SiteLog::entered(const ProcessAccess &tracee,
+                              const VdsoLayout &vdso,
                               const user_regs_struct &regs) {
   const std::uint64_t address = regs.rip - 2;
   const auto number = static_cast<long>(regs.orig_rax);

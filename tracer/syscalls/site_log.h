@@ -29,7 +29,7 @@ class SiteLog final : public SyscallWatcher {
 public:
   // Records the stop's site (rip - 2: syscall, sysenter and int 0x80 are
   // two bytes) and number.
-  [[nodiscard]] Result<void> entered(const Tracee &tracee,
+  [[nodiscard]] Result<void> entered(const ProcessAccess &tracee,
                                      const VdsoLayout &vdso,
                                      const user_regs_struct &regs) override;
   void new_program() override { by_address_.clear(); }

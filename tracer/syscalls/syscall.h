@@ -18,7 +18,7 @@
 namespace cmc::tracer {
 
 class Environment;
-class Tracee;
+class ProcessAccess;
 struct Syscall;
 
 // What cmc does with a thread stopped on entry to a trapped call.
@@ -33,7 +33,8 @@ struct Action {
   // its descriptor or changed its futex word), and what then: kRun, or
   // kAnswer with the call's result. Nothing: it still waits.
   using Recheck = Result<std::optional<Action>> (*)(
-      const Tracee &tracee, const Syscall &call, const user_regs_struct &regs);
+      const ProcessAccess &tracee, const Syscall &call,
+      const user_regs_struct &regs);
 
   Kind kind = Kind::kRun;
   long result = 0; // kAnswer
@@ -69,7 +70,7 @@ struct Action {
 
 // A thread stopped on entry to a trapped call, as its handler sees it.
 struct SeccompStop {
-  Tracee &tracee;
+  ProcessAccess &tracee;
   Environment &environment;
   const Syscall &call;
   const user_regs_struct &regs;
@@ -90,7 +91,8 @@ struct SeccompStop {
 using Handler = Result<Action> (*)(SeccompStop &stop);
 // For a wait for input: whether nothing it waits for is ready, its timeout
 // aside (input_wait.h).
-using Blocks = Result<bool> (*)(const Tracee &tracee, const Syscall &call,
+using Blocks = Result<bool> (*)(const ProcessAccess &tracee,
+                                const Syscall &call,
                                 const std::array<std::uint64_t, 6> &args);
 
 // Where a waiting call keeps its timeout.

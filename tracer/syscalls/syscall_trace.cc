@@ -5,7 +5,7 @@
 namespace cmc::tracer {
 namespace {
 
-decoder::MemoryReader reader_of(const Tracee &tracee) {
+decoder::MemoryReader reader_of(const ProcessAccess &tracee) {
   return [&tracee](std::uint64_t address, std::size_t length) {
     // A buffer may run off the end of its mapping: halve it until the
     // prefix reads.
@@ -24,7 +24,7 @@ decoder::MemoryReader reader_of(const Tracee &tracee) {
 }
 
 // Sets call's parts.
-void set_text(TracedCall &call, const Tracee &tracee,
+void set_text(TracedCall &call, const ProcessAccess &tracee,
               const std::array<std::uint64_t, 6> &args,
               std::optional<long> result,
               const decoder::FormatOptions &format) {
@@ -34,7 +34,8 @@ void set_text(TracedCall &call, const Tracee &tracee,
 
 } // namespace
 
-Result<void> SyscallTrace::entered(const Tracee &tracee, const VdsoLayout &vdso,
+Result<void> SyscallTrace::entered(const ProcessAccess &tracee,
+                                   const VdsoLayout &vdso,
                                    const user_regs_struct &regs) {
   Entry entry;
   entry.number = static_cast<long>(regs.orig_rax);
@@ -64,7 +65,7 @@ Result<void> SyscallTrace::entered(const Tracee &tracee, const VdsoLayout &vdso,
   return {};
 }
 
-Result<void> SyscallTrace::returned(const Tracee &tracee,
+Result<void> SyscallTrace::returned(const ProcessAccess &tracee,
                                     const user_regs_struct &regs) {
   if (!entered_)
     return {};
@@ -88,7 +89,8 @@ std::vector<TracedCall> SyscallTrace::take() {
   return calls;
 }
 
-std::optional<TracedCall> SyscallTrace::pending(const Tracee &tracee) const {
+std::optional<TracedCall>
+SyscallTrace::pending(const ProcessAccess &tracee) const {
   if (!entered_)
     return std::nullopt;
   TracedCall call = entered_->call;

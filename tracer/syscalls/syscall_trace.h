@@ -31,10 +31,10 @@ public:
   explicit SyscallTrace(bool backtraces, decoder::FormatOptions format = {})
       : backtraces_(backtraces), format_(format) {}
 
-  [[nodiscard]] Result<void> entered(const Tracee &tracee,
+  [[nodiscard]] Result<void> entered(const ProcessAccess &tracee,
                                      const VdsoLayout &vdso,
                                      const user_regs_struct &regs) override;
-  [[nodiscard]] Result<void> returned(const Tracee &tracee,
+  [[nodiscard]] Result<void> returned(const ProcessAccess &tracee,
                                       const user_regs_struct &regs) override;
   [[nodiscard]] bool wants_results() const override { return true; }
   void new_program() override { backtracer_.reset(); }
@@ -45,7 +45,8 @@ public:
   [[nodiscard]] std::vector<TracedCall> take();
   // The call the target is in and has not returned from (the one a
   // quiescent target waits in), formatted without its result.
-  [[nodiscard]] std::optional<TracedCall> pending(const Tracee &tracee) const;
+  [[nodiscard]] std::optional<TracedCall>
+  pending(const ProcessAccess &tracee) const;
 
 private:
   struct Entry {

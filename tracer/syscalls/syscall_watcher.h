@@ -2,7 +2,7 @@
 
 #include <sys/user.h>
 
-#include "tracer/process/tracee.h"
+#include "tracer/process/process_access.h"
 #include "tracer/time/vdso_control.h"
 #include "util/result.h"
 
@@ -21,14 +21,15 @@ public:
 
   // At the seccomp stop of a call, before cmc handles it; the target is
   // stopped there (rip is past the instruction).
-  [[nodiscard]] virtual Result<void> entered(const Tracee &tracee,
+  [[nodiscard]] virtual Result<void> entered(const ProcessAccess &tracee,
                                              const VdsoLayout &vdso,
                                              const user_regs_struct &regs) = 0;
   // When the call entered last has returned, its result in regs.rax: at its
   // syscall-exit stop, or at once when cmc answered it. Only for a watcher
   // that wants_results: a call that runs then costs a second stop.
   [[nodiscard]] virtual Result<void>
-  returned(const Tracee & /*tracee*/, const user_regs_struct & /*regs*/) {
+  returned(const ProcessAccess & /*tracee*/,
+           const user_regs_struct & /*regs*/) {
     return {};
   }
   [[nodiscard]] virtual bool wants_results() const { return false; }

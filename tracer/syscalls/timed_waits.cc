@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "tracer/process/tracee.h"
+#include "tracer/process/process_access.h"
 #include "tracer/syscalls/environment.h"
 #include "tracer/time/virtual_clock.h"
 
@@ -44,7 +44,7 @@ Result<Action> sleep_for(SeccompStop &stop, std::uint64_t request,
 // The Recheck of a held futex wait. Another thread changed the word (before
 // its wake, which cannot reach a wait held outside the kernel): the wait
 // returns EAGAIN, as the kernel's would on seeing the new value.
-Result<std::optional<Action>> futex_word_changed(const Tracee &tracee,
+Result<std::optional<Action>> futex_word_changed(const ProcessAccess &tracee,
                                                  const Syscall & /*call*/,
                                                  const user_regs_struct &regs) {
   auto word = tracee.read_value<std::uint32_t>(regs.rdi);

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "tracer/process/tracee.h"
+#include "tracer/process/process_access.h"
 #include "tracer/sandbox/run_files.h"
 
 namespace cmc::tracer {
@@ -20,7 +20,8 @@ namespace {
 
 // A NUL-terminated string of the target's, read a page at most at a time
 // (the string may end just before an unmapped page).
-Result<std::string> read_path(const Tracee &tracee, std::uint64_t address) {
+Result<std::string> read_path(const ProcessAccess &tracee,
+                              std::uint64_t address) {
   constexpr std::uint64_t kPage = 4096;
   std::string path;
   while (path.size() < PATH_MAX) {
@@ -44,7 +45,7 @@ Result<std::string> read_path(const Tracee &tracee, std::uint64_t address) {
 // path made absolute against the directory dirfd names (AT_FDCWD: the
 // target's working directory), as the target sees it, and normalised.
 // Symbolic links are not followed.
-Result<std::string> resolve(const Tracee &tracee, long dirfd,
+Result<std::string> resolve(const ProcessAccess &tracee, long dirfd,
                             const std::string &path) {
   if (path.starts_with('/'))
     return fs::path(path).lexically_normal().string();
@@ -66,7 +67,7 @@ Result<std::string> resolve(const Tracee &tracee, long dirfd,
 }
 
 // openat2's flags are in its struct open_how, whose first field they are.
-bool openat2_writes(const Tracee &tracee, std::uint64_t how) {
+bool openat2_writes(const ProcessAccess &tracee, std::uint64_t how) {
   auto flags = tracee.read_value<std::uint64_t>(how);
   return !flags || (*flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) != 0;
 }
@@ -74,7 +75,7 @@ bool openat2_writes(const Tracee &tracee, std::uint64_t how) {
 } // namespace
 
 Result<Action> on_write_path(SeccompStop &stop) {
-  const Tracee &tracee = stop.tracee;
+  const ProcessAccess &tracee = stop.tracee;
   const Syscall &call = stop.call;
   const auto args = stop.args();
   if (call.name == "openat2" && !openat2_writes(tracee, args[2]))
@@ -93,7 +94,7 @@ Result<Action> on_write_path(SeccompStop &stop) {
     auto inside = tracee.namespace_tid(tracee.pid());
     if (!inside)
       return inside.error();
-    if (tracee.files().may_write(*path) ||
+    if (tracee.may_write(*path) ||
         path_under(*path, fmt::format("/proc/{}", *inside)))
       continue;
     return Error{fmt::format(

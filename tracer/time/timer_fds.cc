@@ -21,7 +21,7 @@ constexpr unsigned long kSetTicks = _IOW('T', 0, std::uint64_t);
 
 // The clock of the target's timerfd fd, from /proc/PID/fdinfo; nothing if
 // fd is not a timerfd.
-std::optional<clockid_t> timer_clock(const Tracee &tracee, int fd) {
+std::optional<clockid_t> timer_clock(const ProcessAccess &tracee, int fd) {
   auto info = tracee.proc_file(fmt::format("fdinfo/{}", fd).c_str());
   if (!info)
     return std::nullopt;
@@ -48,7 +48,7 @@ itimerspec TimerFds::remaining(int fd, const VirtualClock &clock) const {
   return value;
 }
 
-Result<long> TimerFds::settime(Tracee &tracee, const VirtualClock &clock,
+Result<long> TimerFds::settime(ProcessAccess &tracee, const VirtualClock &clock,
                                const user_regs_struct &regs) {
   const int fd = static_cast<int>(regs.rdi);
   auto wanted = tracee.read_value<itimerspec>(regs.rdx);
@@ -77,7 +77,7 @@ Result<long> TimerFds::settime(Tracee &tracee, const VirtualClock &clock,
   return 0;
 }
 
-Result<long> TimerFds::gettime(Tracee &tracee, const VirtualClock &clock,
+Result<long> TimerFds::gettime(ProcessAccess &tracee, const VirtualClock &clock,
                                const user_regs_struct &regs) {
   const itimerspec now = remaining(static_cast<int>(regs.rdi), clock);
   return tracee.write(regs.rsi, std::as_bytes(std::span(&now, 1))).ok()
@@ -85,7 +85,7 @@ Result<long> TimerFds::gettime(Tracee &tracee, const VirtualClock &clock,
              : -EFAULT;
 }
 
-Result<void> TimerFds::fire_due(const Tracee &tracee,
+Result<void> TimerFds::fire_due(const ProcessAccess &tracee,
                                 const VirtualClock &clock) {
   for (auto it = timers_.begin(); it != timers_.end();) {
     Timer &timer = it->second;
@@ -109,7 +109,7 @@ Result<void> TimerFds::fire_due(const Tracee &tracee,
   return {};
 }
 
-Result<void> TimerFds::fire(const Tracee &tracee, int fd,
+Result<void> TimerFds::fire(const ProcessAccess &tracee, int fd,
                             std::uint64_t expirations) {
   auto copy = tracee.duplicate_fd(fd);
   if (!copy)

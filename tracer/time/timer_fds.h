@@ -7,7 +7,7 @@
 #include <map>
 #include <optional>
 
-#include "tracer/process/tracee.h"
+#include "tracer/process/process_access.h"
 #include "tracer/time/virtual_clock.h"
 #include "util/result.h"
 
@@ -21,13 +21,15 @@ namespace cmc::tracer {
 class TimerFds {
 public:
   // timerfd_settime(fd, flags, new_value, old_value); returns its result.
-  [[nodiscard]] Result<long> settime(Tracee &tracee, const VirtualClock &clock,
+  [[nodiscard]] Result<long> settime(ProcessAccess &tracee,
+                                     const VirtualClock &clock,
                                      const user_regs_struct &regs);
   // timerfd_gettime(fd, curr_value); returns its result.
-  [[nodiscard]] Result<long> gettime(Tracee &tracee, const VirtualClock &clock,
+  [[nodiscard]] Result<long> gettime(ProcessAccess &tracee,
+                                     const VirtualClock &clock,
                                      const user_regs_struct &regs);
   // Fires every timer whose deadline the clock has reached.
-  [[nodiscard]] Result<void> fire_due(const Tracee &tracee,
+  [[nodiscard]] Result<void> fire_due(const ProcessAccess &tracee,
                                       const VirtualClock &clock);
   // The armed timers' deadlines and intervals, for the fingerprint.
   template <typename Visit> void for_each(Visit visit) const {
@@ -41,7 +43,7 @@ private:
     std::chrono::nanoseconds deadline{0}; // elapsed virtual time
     std::chrono::nanoseconds interval{0}; // zero: one-shot
   };
-  [[nodiscard]] Result<void> fire(const Tracee &tracee, int fd,
+  [[nodiscard]] Result<void> fire(const ProcessAccess &tracee, int fd,
                                   std::uint64_t expirations);
   // What timerfd_gettime shows for fd now.
   [[nodiscard]] itimerspec remaining(int fd, const VirtualClock &clock) const;

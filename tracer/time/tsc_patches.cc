@@ -157,7 +157,7 @@ void scan_tsc_ahead(const std::string &executable) {
     (void)file_tsc(path);
 }
 
-Result<void> TscPatches::patch_mapped(Tracee &tracee) {
+Result<void> TscPatches::patch_mapped(ProcessAccess &tracee) {
   auto maps = tracee.maps();
   if (!maps)
     return maps.error();
@@ -186,7 +186,7 @@ Result<void> TscPatches::patch_mapped(Tracee &tracee) {
   return {};
 }
 
-Result<void> TscPatches::patch(Tracee &tracee,
+Result<void> TscPatches::patch(ProcessAccess &tracee,
                                const decoder::Mapping &mapping) {
   // The mapping's own file, as the target sees it, whatever its mount
   // namespace or a rename since.
@@ -229,7 +229,7 @@ Result<void> TscPatches::patch(Tracee &tracee,
   return {};
 }
 
-Result<void> TscPatches::unpatch_all(Tracee &tracee) {
+Result<void> TscPatches::unpatch_all(ProcessAccess &tracee) {
   // rdtsc (0f 31) and rdtscp (0f 01 f9) both begin with 0f.
   for (const auto &[address, site] : sites_)
     if (auto restored = tracee.patch_code(address, std::array{kTwoByte});

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "decoder/syscall_scan.h"
-#include "tracer/process/tracee.h"
+#include "tracer/process/process_access.h"
 #include "util/result.h"
 
 namespace cmc::tracer {
@@ -37,10 +37,10 @@ class TscPatches {
 public:
   // Patches the sites of the executable file mappings not patched yet and
   // forgets those unmapped.
-  [[nodiscard]] Result<void> patch_mapped(Tracee &tracee);
+  [[nodiscard]] Result<void> patch_mapped(ProcessAccess &tracee);
   // Gives every patched site its instruction back and _dl_debug_state its
   // ret, and forgets them: where PR_SET_TSC traps, from the entry on.
-  [[nodiscard]] Result<void> unpatch_all(Tracee &tracee);
+  [[nodiscard]] Result<void> unpatch_all(ProcessAccess &tracee);
   // The site whose int3 is at address, or nullptr.
   [[nodiscard]] const decoder::TscSite *site_at(std::uint64_t address) const;
   // Whether address is ld.so's _dl_debug_state, patched.
@@ -61,7 +61,7 @@ private:
     std::uint64_t inode = 0;
   };
   // Patches one executable mapping of a file.
-  [[nodiscard]] Result<void> patch(Tracee &tracee,
+  [[nodiscard]] Result<void> patch(ProcessAccess &tracee,
                                    const decoder::Mapping &mapping);
 
   std::map<std::uint64_t, decoder::TscSite> sites_; // by run-time address

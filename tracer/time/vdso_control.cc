@@ -24,8 +24,9 @@ struct KnownVdso {
   std::vector<std::pair<std::int64_t, std::uint64_t>> clock_pages;
 };
 
-Result<std::vector<std::byte>>
-read_image(const Tracee &tracee, std::uint64_t base, std::uint64_t size) {
+Result<std::vector<std::byte>> read_image(const ProcessAccess &tracee,
+                                          std::uint64_t base,
+                                          std::uint64_t size) {
   std::vector<std::byte> image(size);
   const iovec remote{reinterpret_cast<void *>(base), size};
   if (auto read = tracee.read(std::span(&remote, 1), image); !read)
@@ -34,7 +35,7 @@ read_image(const Tracee &tracee, std::uint64_t base, std::uint64_t size) {
 }
 
 // Learns the vDSO from the target's maps and its image.
-Result<KnownVdso> learn(const Tracee &tracee, std::uint64_t base) {
+Result<KnownVdso> learn(const ProcessAccess &tracee, std::uint64_t base) {
   auto maps = tracee.maps();
   if (!maps)
     return maps.error();
@@ -78,7 +79,7 @@ Result<KnownVdso> learn(const Tracee &tracee, std::uint64_t base) {
 
 // The vDSO as known, learnt from this target the first time (or if this
 // target's image differs from the known one).
-Result<KnownVdso> known_vdso(const Tracee &tracee, std::uint64_t base) {
+Result<KnownVdso> known_vdso(const ProcessAccess &tracee, std::uint64_t base) {
   static std::mutex mutex;
   static std::optional<KnownVdso> known;
   const std::scoped_lock lock(mutex);
@@ -116,7 +117,8 @@ VdsoLayout::function_at(std::uint64_t address) const {
   return nullptr;
 }
 
-Result<VdsoLayout> control_vdso(Tracee &tracee, std::uint64_t vdso_base) {
+Result<VdsoLayout> control_vdso(ProcessAccess &tracee,
+                                std::uint64_t vdso_base) {
   auto known = known_vdso(tracee, vdso_base);
   if (!known)
     return known.error();

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "decoder/vdso.h"
-#include "tracer/process/tracee.h"
+#include "tracer/process/process_access.h"
 #include "util/result.h"
 
 namespace cmc::tracer {
@@ -47,7 +47,7 @@ private:
 
 // Patches the vDSO of a target stopped at its exec (before its first
 // instruction) and protects its clock pages. vdso_base is AT_SYSINFO_EHDR.
-[[nodiscard]] Result<VdsoLayout> control_vdso(Tracee &tracee,
+[[nodiscard]] Result<VdsoLayout> control_vdso(ProcessAccess &tracee,
                                               std::uint64_t vdso_base);
 
 } // namespace cmc::tracer

@@ -1,0 +1,236 @@
+// Session's thread states on a scripted process: which stops make a
+// thread held, parked or running, when a step ends quiescent, and how the
+// threads' creation and end are followed.
+
+#include "tracer/control/session.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <csignal>
+
+#include "fake_process.h"
+
+namespace cmc::tracer::session_test {
+namespace {
+
+using fake::Pipe;
+
+using namespace std::chrono_literals;
+using executor::Fault;
+
+constexpr pid_t kLeader = 1000;
+constexpr pid_t kWorker = 1001;
+constexpr int kFd = 3;
+constexpr std::uint64_t kBuffer = 0x10000;
+
+struct SessionTest : ::testing::Test {
+  fake::ScriptedProcess process{kLeader};
+  Pipe input;
+  Session session{process, 1};
+
+  SessionTest() {
+    process.map(kBuffer, 4096);
+    process.give_fd(kFd, input.ends[0]);
+  }
+  // A read of kFd by thread tid, which blocks while the pipe is empty.
+  void reads(pid_t tid) {
+    process.then(
+        fake::seccomp_stop(tid, fake::entering(SYS_read, kFd, kBuffer, 16)));
+  }
+  // Runs a step that must end quiescent.
+  void quiescent() {
+    auto fault = session.run_until_quiescent();
+    ASSERT_TRUE(fault) << fault.error().message;
+    ASSERT_FALSE(*fault) << "fault of kind "
+                         << static_cast<int>((*fault)->kind);
+  }
+  // Runs a step that must end with a fault.
+  Fault faults() {
+    auto fault = session.run_until_quiescent();
+    EXPECT_TRUE(fault) << fault.error().message;
+    EXPECT_TRUE(fault && *fault);
+    return fault && *fault ? **fault : Fault{};
+  }
+};
+
+TEST_F(SessionTest, ABlockingReadWithNothingToReadIsHeld) {
+  reads(kLeader);
+  quiescent();
+  EXPECT_TRUE(process.script_done());
+  EXPECT_EQ(session.waits_in(), "read");
+  // The leader, stopped at its exec, was resumed once; held in the read,
+  // it stays stopped.
+  ASSERT_EQ(process.resumes().size(), 1U);
+  const auto threads = session.thread_registers();
+  ASSERT_EQ(threads.size(), 1U);
+  EXPECT_EQ(threads[0].id, kLeader);
+  EXPECT_EQ(threads[0].registers.orig_rax, static_cast<unsigned>(SYS_read));
+  // Still nothing to read: the next step resumes nothing.
+  quiescent();
+  EXPECT_EQ(process.resumes().size(), 1U);
+}
+
+TEST_F(SessionTest, InputReleasesAHeldThread) {
+  reads(kLeader);
+  quiescent();
+  ASSERT_TRUE(input.send());
+  process.then({kLeader, fake::exit_status(4)});
+  const Fault fault = faults();
+  EXPECT_EQ(fault.kind, Fault::Kind::kExit);
+  EXPECT_EQ(fault.code, 4);
+  ASSERT_EQ(process.resumes().size(), 2U);
+  EXPECT_EQ(process.resumes()[1].tid, kLeader);
+  EXPECT_EQ(process.resumes()[1].signal, 0);
+}
+
+TEST_F(SessionTest, AnAnsweredCallRunsOnToTheNextStop) {
+  process.then(fake::seccomp_stop(
+      kLeader, fake::entering(SYS_clock_gettime, CLOCK_MONOTONIC, kBuffer)));
+  reads(kLeader);
+  quiescent();
+  const auto &regs = process.registers_of(kLeader);
+  // The read's registers as it stopped; the clock_gettime before it was
+  // skipped (orig_rax -1) with 0 and ran on.
+  EXPECT_EQ(regs.orig_rax, static_cast<unsigned>(SYS_read));
+  ASSERT_EQ(process.resumes().size(), 2U);
+  EXPECT_EQ(process.at<timespec>(kBuffer).tv_sec,
+            VirtualClock::kMonotonicStart.count());
+}
+
+TEST_F(SessionTest, AnAnsweredCallIsSkippedWithItsResult) {
+  process.then(fake::seccomp_stop(
+      kLeader, fake::entering(SYS_clock_gettime, 99, kBuffer)));
+  process.then({kLeader, fake::exit_status(0)});
+  EXPECT_EQ(faults().kind, Fault::Kind::kExit);
+  const auto &regs = process.registers_of(kLeader);
+  EXPECT_EQ(regs.orig_rax, static_cast<std::uint64_t>(-1));
+  EXPECT_EQ(static_cast<long>(regs.rax), -EINVAL);
+}
+
+TEST_F(SessionTest, AFutexWaitWithNoTimeoutIsParked) {
+  process.put(kBuffer, std::uint32_t{7});
+  process.then(fake::seccomp_stop(
+      kLeader, fake::entering(SYS_futex, kBuffer, FUTEX_WAIT_PRIVATE, 7, 0)));
+  process.set_asleep_in_futex(kLeader, true);
+  // Alone in a futex wait: nothing can wake it.
+  EXPECT_EQ(faults().kind, Fault::Kind::kDeadlock);
+  ASSERT_EQ(process.resumes().size(), 2U);
+  EXPECT_TRUE(process.resumes()[1].to_syscall_stop)
+      << "a parked thread stops at its exit";
+  EXPECT_EQ(session.waits_in(), "futex");
+}
+
+TEST_F(SessionTest, ANewThreadIsFollowed) {
+  process.add_thread(kWorker);
+  process.then({kLeader, fake::event_status(PTRACE_EVENT_CLONE), {}, kWorker});
+  process.then({kWorker, fake::signal_status(SIGSTOP)});
+  reads(kWorker);
+  reads(kLeader);
+  quiescent();
+  EXPECT_EQ(session.thread_count(), 2U);
+  EXPECT_EQ(session.waits_in(), "read");
+  EXPECT_EQ(process.adopted(), std::vector<pid_t>{kWorker});
+  // The leader resumed at its start and after its clone, the worker after
+  // its first stop,
+  // with no signal (ptrace's SIGSTOP is not the target's).
+  ASSERT_EQ(process.resumes().size(), 3U);
+  EXPECT_EQ(process.resumes()[2].tid, kWorker);
+  EXPECT_EQ(process.resumes()[2].signal, 0);
+  const auto threads = session.thread_registers();
+  ASSERT_EQ(threads.size(), 2U);
+  EXPECT_EQ(threads[0].id, kLeader); // in order of creation
+  EXPECT_EQ(threads[1].id, kWorker);
+}
+
+TEST_F(SessionTest, AThreadThatEndsIsForgotten) {
+  process.add_thread(kWorker);
+  process.then({kLeader, fake::event_status(PTRACE_EVENT_CLONE), {}, kWorker});
+  process.then({kWorker, fake::signal_status(SIGSTOP)});
+  process.then({kWorker, fake::exit_status(0)});
+  reads(kLeader);
+  quiescent();
+  EXPECT_EQ(session.thread_count(), 1U);
+  EXPECT_EQ(process.forgotten(), std::vector<pid_t>{kWorker});
+}
+
+TEST_F(SessionTest, StartingAProcessIsAnError) {
+  constexpr pid_t kChild = 2000; // not a thread of the target
+  process.then({kLeader, fake::event_status(PTRACE_EVENT_FORK), {}, kChild});
+  auto fault = session.run_until_quiescent();
+  ASSERT_FALSE(fault);
+  EXPECT_NE(fault.error().message.find("started a process"), std::string::npos)
+      << fault.error().message;
+}
+
+TEST_F(SessionTest, ASleepIsHeldUntilTheClockPassesItsDeadline) {
+  process.put(kBuffer, timespec{1, 0});
+  process.then(
+      fake::seccomp_stop(kLeader, fake::entering(SYS_nanosleep, kBuffer, 0)));
+  quiescent();
+  EXPECT_EQ(session.waits_in(), "nanosleep");
+  const auto held = session.hidden_state();
+  ASSERT_TRUE(session.advance_clock(600ms));
+  quiescent();
+  EXPECT_EQ(process.resumes().size(), 1U) << "its deadline is not reached";
+  EXPECT_NE(session.hidden_state(), held) << "the clock is hidden state";
+  ASSERT_TRUE(session.advance_clock(400ms));
+  const auto &regs = process.registers_of(kLeader);
+  EXPECT_EQ(regs.orig_rax, static_cast<std::uint64_t>(-1));
+  EXPECT_EQ(regs.rax, 0U);
+  process.then({kLeader, fake::exit_status(0)});
+  EXPECT_EQ(faults().kind, Fault::Kind::kExit);
+  EXPECT_EQ(process.resumes().size(), 2U);
+}
+
+TEST_F(SessionTest, StartUpRunsSleepsToTheirDeadlinesUntilServing) {
+  process.put(kBuffer + 64, timespec{2, 0});
+  process.then(fake::seccomp_stop(
+      kLeader, fake::entering(SYS_nanosleep, kBuffer + 64, 0)));
+  reads(kLeader); // after its sleep
+  auto fault = session.run_until_serving();
+  ASSERT_TRUE(fault) << fault.error().message;
+  EXPECT_FALSE(*fault);
+  EXPECT_EQ(session.environment().clock().elapsed(), 2s);
+  EXPECT_EQ(session.waits_in(), "read");
+}
+
+TEST_F(SessionTest, ASignalIsDeliveredAndItsDeathReported) {
+  process.then({kLeader, fake::signal_status(SIGSEGV)});
+  process.then({kLeader, SIGSEGV}); // killed by it
+  const Fault fault = faults();
+  EXPECT_EQ(fault.kind, Fault::Kind::kSignal);
+  EXPECT_EQ(fault.code, SIGSEGV);
+  ASSERT_EQ(process.resumes().size(), 2U);
+  EXPECT_EQ(process.resumes()[1].signal, SIGSEGV);
+}
+
+TEST_F(SessionTest, ADeathTheWatchdogCausedIsAHang) {
+  process.set_hung(true);
+  process.then({kLeader, SIGKILL});
+  EXPECT_EQ(faults().kind, Fault::Kind::kHang);
+}
+
+TEST_F(SessionTest, SavedStateIsPutBack) {
+  reads(kLeader);
+  quiescent();
+  const Session::Saved saved = session.save();
+  const auto at_read = session.hidden_state();
+  ASSERT_TRUE(input.send());
+  process.then(
+      fake::seccomp_stop(kLeader, fake::entering(SYS_nanosleep, kBuffer, 0)));
+  process.put(kBuffer, timespec{5, 0});
+  quiescent();
+  EXPECT_EQ(session.waits_in(), "nanosleep");
+  session.restore(saved);
+  EXPECT_EQ(session.waits_in(), "read");
+  EXPECT_EQ(session.hidden_state(), at_read);
+}
+
+} // namespace
+} // namespace cmc::tracer::session_test
