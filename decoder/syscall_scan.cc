@@ -10,24 +10,16 @@
 
 #include <fmt/format.h>
 
+#include "decoder/capstone.h"
 #include "decoder/library_search.h"
 
 namespace cmc::decoder {
 namespace {
 
-// Capstone handle and instruction buffer, released on every path.
+// Capstone, with details, and its instruction buffer.
 struct Disassembler {
-  csh handle = 0;
-  cs_insn *insn = nullptr;
-  Disassembler(const Disassembler &) = delete;
-  Disassembler &operator=(const Disassembler &) = delete;
-  Disassembler() = default;
-  ~Disassembler() {
-    if (insn != nullptr)
-      cs_free(insn, 1);
-    if (handle != 0)
-      cs_close(&handle);
-  }
+  Capstone capstone;
+  Instructions insn;
 };
 
 // The general-purpose registers: 64-, 32-, 16- and 8-bit names of each.
@@ -170,9 +162,10 @@ void sweep(const Disassembler &cs, const CodeRange &range,
         range.bytes.data() + (address - range.address));
     std::size_t size = limit - address;
     const std::uint64_t start = address;
-    while (cs_disasm_iter(cs.handle, &code, &size, &address, cs.insn)) {
-      note_site(*cs.insn, current, known, sites);
-      known.step(cs.handle, *cs.insn);
+    cs_insn &insn = cs.insn.get().front();
+    while (cs_disasm_iter(cs.capstone.get(), &code, &size, &address, &insn)) {
+      note_site(insn, current, known, sites);
+      known.step(cs.capstone.get(), insn);
     }
     // Bytes Capstone cannot decode (data, or AVX-512 that Capstone 4
     // lacks): skip one and go on.
@@ -185,11 +178,13 @@ void sweep(const Disassembler &cs, const CodeRange &range,
 
 Result<CodeSites> scan_code(const ElfFile &elf,
                             const std::vector<Symbol> &functions) {
-  Disassembler cs;
-  if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs.handle) != CS_ERR_OK ||
-      cs_option(cs.handle, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
-      (cs.insn = cs_malloc(cs.handle)) == nullptr)
+  auto capstone = Capstone::open(true);
+  if (!capstone)
     return Error{"cannot start the Capstone disassembler"};
+  auto insn = Instructions::buffer(*capstone);
+  if (!insn)
+    return Error{"cannot start the Capstone disassembler"};
+  const Disassembler cs{std::move(*capstone), std::move(*insn)};
   CodeSites sites;
   for (const CodeRange &range : elf.code())
     sweep(cs, range, functions, sites);

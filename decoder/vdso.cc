@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "decoder/capstone.h"
 #include "decoder/elf_file.h"
 
 namespace cmc::decoder {
@@ -62,32 +63,24 @@ void write_stub(VdsoFunction &function) {
   }
 }
 
-struct CapstoneCloser {
-  void operator()(csh *handle) const { cs_close(handle); }
-};
-
 // Decodes the instructions of code that the patch overwrites; returns the
 // first one's text, or an error when they do not all decode.
 Result<std::string> check_entry(std::span<const std::byte> code,
                                 std::uint64_t address, std::size_t patched,
                                 const std::string &name) {
-  csh handle = 0;
-  if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle) != CS_ERR_OK)
-    return Error{"Capstone cannot open an x86-64 disassembler"};
-  const std::unique_ptr<csh, CapstoneCloser> owner(&handle);
-  cs_insn *insn = nullptr;
-  const std::size_t count =
-      cs_disasm(handle, reinterpret_cast<const std::uint8_t *>(code.data()),
-                code.size(), address, 0, &insn);
+  const auto capstone = Capstone::open(false);
+  if (!capstone)
+    return capstone.error();
+  const Instructions decoded =
+      Instructions::disassemble(*capstone, code, address);
+  const std::span<cs_insn> insn = decoded.get();
   std::size_t covered = 0;
   std::string first;
-  for (std::size_t i = 0; i < count && covered < patched; ++i) {
+  for (std::size_t i = 0; i < insn.size() && covered < patched; ++i) {
     if (i == 0)
       first = fmt::format("{} {}", insn[i].mnemonic, insn[i].op_str);
     covered += insn[i].size;
   }
-  if (count != 0)
-    cs_free(insn, count);
   if (covered < patched)
     return Error{fmt::format("the vDSO function {} does not decode as x86-64 "
                              "code; cmc cannot patch it",
