@@ -28,10 +28,8 @@ bool inside(std::uint64_t offset, std::uint64_t length, std::size_t size) {
 
 } // namespace
 
-void ElfFile::ElfCloser::operator()(Elf *elf) const { elf_end(elf); }
-
-ElfFile::ElfFile(std::string path, UniqueFd fd, Elf *elf)
-    : path_(std::move(path)), fd_(std::move(fd)), elf_(elf) {}
+ElfFile::ElfFile(std::string path, UniqueFd fd, ElfHandle elf)
+    : path_(std::move(path)), fd_(std::move(fd)), elf_(std::move(elf)) {}
 
 Result<ElfFile> ElfFile::open(const std::string &path) {
   if (!elf_library_ready())
@@ -39,26 +37,27 @@ Result<ElfFile> ElfFile::open(const std::string &path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid())
     return system_error(fmt::format("cannot open {}", path), errno);
-  Elf *elf = elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr);
-  return from_elf(path, std::move(fd), elf, {});
+  ElfHandle elf(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
+  return from_elf(path, std::move(fd), std::move(elf), {});
 }
 
 Result<ElfFile> ElfFile::from_image(std::string name,
                                     std::vector<std::byte> image) {
   if (!elf_library_ready())
     return Error{"libelf is unusable (elf_version failed)"};
-  Elf *elf = elf_memory(reinterpret_cast<char *>(image.data()), image.size());
-  return from_elf(std::move(name), UniqueFd(), elf, std::move(image));
+  ElfHandle elf(
+      elf_memory(reinterpret_cast<char *>(image.data()), image.size()));
+  return from_elf(std::move(name), UniqueFd(), std::move(elf),
+                  std::move(image));
 }
 
-Result<ElfFile> ElfFile::from_elf(std::string path, UniqueFd fd, Elf *elf,
+Result<ElfFile> ElfFile::from_elf(std::string path, UniqueFd fd,
+                                  ElfHandle handle,
                                   std::vector<std::byte> image) {
-  if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) {
-    if (elf != nullptr)
-      elf_end(elf);
+  if (handle == nullptr || elf_kind(handle.get()) != ELF_K_ELF)
     return Error{fmt::format("{} is not an ELF file", path)};
-  }
-  ElfFile file(path, std::move(fd), elf);
+  Elf *elf = handle.get();
+  ElfFile file(path, std::move(fd), std::move(handle));
   file.image_ = std::move(image);
   GElf_Ehdr header;
   if (gelf_getehdr(elf, &header) == nullptr)

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "decoder/elf_handle.h"
 #include "util/result.h"
 #include "util/unique_fd.h"
 
@@ -89,13 +90,10 @@ public:
   [[nodiscard]] std::vector<std::string> run_paths() const;
 
 private:
-  struct ElfCloser {
-    void operator()(Elf *elf) const;
-  };
-  ElfFile(std::string path, UniqueFd fd, Elf *elf);
+  ElfFile(std::string path, UniqueFd fd, ElfHandle elf);
   // Checks the header and reads the program headers of a new Elf handle.
   [[nodiscard]] static Result<ElfFile> from_elf(std::string path, UniqueFd fd,
-                                                Elf *elf,
+                                                ElfHandle elf,
                                                 std::vector<std::byte> image);
   [[nodiscard]] std::optional<Symbol>
   find_in_table(std::uint32_t section_type, std::string_view name) const;
@@ -113,7 +111,7 @@ private:
   std::string path_;
   UniqueFd fd_;
   std::vector<std::byte> image_; // the bytes of an in-memory image
-  std::unique_ptr<Elf, ElfCloser> elf_;
+  ElfHandle elf_;
   bool type_dyn_ = false;
   std::optional<std::string> interpreter_;
   std::uint64_t entry_ = 0;

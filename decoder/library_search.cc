@@ -16,6 +16,8 @@
 
 #include <fmt/format.h>
 
+#include "decoder/elf_handle.h"
+
 namespace cmc::decoder {
 namespace {
 
@@ -55,11 +57,6 @@ std::string dir_of(const std::string &path) {
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
-
-struct ElfEnd {
-  void operator()(Elf *elf) const { elf_end(elf); }
-};
-using ElfHandle = std::unique_ptr<Elf, ElfEnd>;
 
 // Adds the defined function symbols of one archive member's .symtab.
 void add_member_functions(
@@ -189,10 +186,10 @@ Result<StaticLibrary> StaticLibrary::open(const std::string &path) {
   StaticLibrary library;
   library.path_ = path;
   Elf_Cmd command = ELF_C_READ_MMAP;
-  while (Elf *member = elf_begin(fd.get(), command, archive.get())) {
-    add_member_functions(member, library.functions_);
-    command = elf_next(member);
-    elf_end(member);
+  // elf_next before the member ends: it tells where the next one starts.
+  while (const ElfHandle member{elf_begin(fd.get(), command, archive.get())}) {
+    add_member_functions(member.get(), library.functions_);
+    command = elf_next(member.get());
   }
   return library;
 }
