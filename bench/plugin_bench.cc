@@ -53,7 +53,7 @@ void BM_PluginInHost(benchmark::State &state) {
   const cmc::app::PluginProperty property(
       build_dir() + "/demo/properties/lock_grant.so", path.spec, {},
       build_dir() + "/tools/cmc");
-  for (auto _ : state)
+  for (auto _ : state) // NOLINT(clang-analyzer-deadcode.DeadStores)
     benchmark::DoNotOptimize(property.check_path(path.view()));
 }
 BENCHMARK(BM_PluginInHost)->Arg(1)->Arg(4)->Arg(16)->Arg(64);
@@ -69,7 +69,7 @@ void BM_PluginInProcess(benchmark::State &state) {
       static_cast<const cmc_property *>(dlsym(handle, "cmc_property"));
   const std::array<const char *, 2> clients{"A", "B"};
   std::array<char, 1024> violation{};
-  for (auto _ : state) {
+  for (auto _ : state) { // NOLINT(clang-analyzer-deadcode.DeadStores)
     std::vector<std::vector<cmc_bytes>> received(path.actions.size());
     std::vector<cmc_step> steps;
     for (std::size_t i = 0; i < path.actions.size(); ++i) {

@@ -55,6 +55,7 @@ std::vector<std::string> argv_of(const Server &server, int port) {
 bool bare_run(const Server &server, int port) {
   std::vector<std::string> args = argv_of(server, port);
   std::vector<char *> argv;
+  argv.reserve(args.size() + 1);
   for (std::string &arg : args)
     argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -86,7 +87,7 @@ void BM_BareServer(benchmark::State &state) {
   state.SetLabel(server.program);
   // A port of its own per run: no TIME_WAIT of the run before.
   int port = 30000 + getpid() % 10000;
-  for (auto _ : state)
+  for (auto _ : state) // NOLINT(clang-analyzer-deadcode.DeadStores)
     if (!bare_run(server, port++))
       return state.SkipWithError("the server did not answer");
 }
@@ -119,7 +120,7 @@ void BM_ReplayServer(benchmark::State &state) {
   cmc::tracer::pin_this_thread();
   cmc::tracer::ProcessExecutor executor(spec);
   const std::vector<cmc::executor::ActionId> path{0};
-  for (auto _ : state) {
+  for (auto _ : state) { // NOLINT(clang-analyzer-deadcode.DeadStores)
     auto seen = executor.run(path);
     if (!seen)
       return state.SkipWithError(seen.error().message.c_str());

@@ -85,7 +85,7 @@ parse_ld_so_cache(std::string_view bytes) {
   // Header: magic, then nlibs and len_strings (uint32 each), 5 more uint32
   // words of flags and padding; entries follow; string offsets count from
   // the start of the file.
-  constexpr std::size_t kHeader = kCacheMagic.size() + 4 * 8;
+  constexpr std::size_t kHeader = kCacheMagic.size() + std::size_t{4} * 8;
   std::vector<std::pair<std::string, std::string>> entries;
   if (!bytes.starts_with(kCacheMagic) || bytes.size() < kHeader)
     return entries;
@@ -116,7 +116,7 @@ find_library(const std::string &name, const std::vector<std::string> &run_paths,
   for (std::string dir : run_paths) {
     if (const auto at = dir.find("$ORIGIN"); at != std::string::npos)
       dir.replace(at, 7, origin);
-    if (const std::string path = dir + "/" + name; exists(path))
+    if (const std::string path = fmt::format("{}/{}", dir, name); exists(path))
       return path;
   }
   for (const auto &[key, path] : system_cache())

@@ -85,6 +85,7 @@ std::string dot_escaped(std::string_view text) {
 // A DOT string of lines joined by DOT's centred line break.
 std::string dot_lines(const std::vector<std::string> &lines) {
   std::vector<std::string> escaped;
+  escaped.reserve(lines.size());
   for (const std::string &line : lines)
     escaped.push_back(dot_escaped(line));
   return fmt::format("\"{}\"", fmt::join(escaped, "\\n"));

@@ -93,7 +93,7 @@ protected:
   }
 
   // Checks the innermost frame: listen itself, in libc.
-  void expect_in_listen(const Frame &frame) const {
+  static void expect_in_listen(const Frame &frame) {
     if (GetParam().shared_libc)
       EXPECT_NE(frame.module.find("libc.so"), std::string::npos)
           << frame.module;
@@ -117,12 +117,12 @@ TEST_P(Backtrace, NamesTheCallChainFromTheSyscallToMain) {
   const std::size_t outer = position(*frames, "outer");
   const std::size_t main = position(*frames, "main");
   ASSERT_LT(main, frames->size()) << text;
-  EXPECT_LE(inner, 1u) << text;
+  EXPECT_LE(inner, 1U) << text;
   EXPECT_EQ(outer, inner + 1) << text;
   EXPECT_EQ(main, outer + 1) << text;
   const Frame &in_inner = frames->at(inner);
   EXPECT_NE(in_inner.module.find(GetParam().name), std::string::npos);
-  EXPECT_GT(in_inner.offset, 0u);
+  EXPECT_GT(in_inner.offset, 0U);
   if (GetParam().lines) {
     EXPECT_TRUE(in_inner.file.ends_with("call_chain.c")) << in_inner.file;
     EXPECT_EQ(in_inner.line, 6) << text;
@@ -144,7 +144,7 @@ TEST_P(Backtrace, ServesEveryStopOfTheProcess) {
   ASSERT_TRUE(second.ok()) << second.error().message;
   const std::string text = dump(*second);
   const std::size_t inner = position(*second, "inner");
-  EXPECT_LE(inner, 1u) << text;
+  EXPECT_LE(inner, 1U) << text;
   EXPECT_EQ(position(*second, "main"), inner + 1) << text;
   EXPECT_EQ(position(*second, "outer"), second->size()) << text;
   if (GetParam().lines) {
@@ -158,7 +158,7 @@ TEST_P(Backtrace, StopsAtMaxFrames) {
   ASSERT_TRUE(tracer.ok()) << tracer.error().message;
   auto frames = tracer->unwind(2);
   ASSERT_TRUE(frames.ok()) << frames.error().message;
-  EXPECT_EQ(frames->size(), 2u);
+  EXPECT_EQ(frames->size(), 2U);
 }
 
 INSTANTIATE_TEST_SUITE_P(
