@@ -165,6 +165,32 @@ canonical(const Bytes &state, const FakeProcess &process, bool keep_bytes) {
   return image;
 }
 
+// Adds a state a run reached to observation: its regions, its fingerprint
+// and, with a process, what reading it whole gives.
+inline void record_state(executor::Observation &observation, const Bytes &state,
+                         Bytes regions, const RunRequest &request,
+                         const FakeProcess *process) {
+  observation.states.push_back(std::move(regions));
+  if (process == nullptr) {
+    observation.fingerprints.push_back(
+        fingerprint_of(observation.states.back()));
+    return;
+  }
+  decoder::CanonicalState image =
+      canonical(masked(state, request, process), *process, request.keep_images);
+  observation.fingerprints.push_back(
+      process->state == executor::StateKind::kRegions
+          ? fingerprint_of(observation.states.back())
+          : image.fingerprint);
+  if (process->state == executor::StateKind::kRegions && process->audit)
+    observation.process_after = image.fingerprint;
+  observation.heap = image.heap;
+  observation.bytes_read = state.size();
+  observation.bytes_hashed = image.bytes_hashed;
+  if (request.keep_images)
+    observation.images.push_back(std::move(image));
+}
+
 inline Result<executor::Observation>
 FakeSystem::run(std::span<const executor::ActionId> path,
                 const RunRequest &request) {
@@ -189,25 +215,7 @@ FakeSystem::run(std::span<const executor::ActionId> path,
   // Every state is kept (Executor::keep_states is only a request), and one
   // client receives nothing.
   const auto record = [&] {
-    observation.states.push_back(regions(state));
-    if (process == nullptr) {
-      observation.fingerprints.push_back(
-          fingerprint_of(observation.states.back()));
-      return;
-    }
-    decoder::CanonicalState image = canonical(masked(state, request, process),
-                                              *process, request.keep_images);
-    observation.fingerprints.push_back(
-        process->state == executor::StateKind::kRegions
-            ? fingerprint_of(observation.states.back())
-            : image.fingerprint);
-    if (process->state == executor::StateKind::kRegions && process->audit)
-      observation.process_after = image.fingerprint;
-    observation.heap = image.heap;
-    observation.bytes_read = state.size();
-    observation.bytes_hashed = image.bytes_hashed;
-    if (request.keep_images)
-      observation.images.push_back(std::move(image));
+    record_state(observation, state, regions(state), request, process);
   };
   record();
   for (std::size_t i = 0; i < path.size(); ++i) {

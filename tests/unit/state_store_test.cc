@@ -16,10 +16,11 @@ TEST(StateStore, FindsEveryStateItAddedAcrossGrowth) {
   constexpr std::uint32_t kCount = 100000;
   store.add(nth(0), StateStore::kNoParent, 0);
   for (std::uint32_t i = 1; i < kCount; ++i)
-    store.add(nth(i + (i % 2 ? 0 : std::uint64_t{1} << 20)), i - 1, i % 3);
+    store.add(nth(i + (i % 2 != 0 ? 0 : std::uint64_t{1} << 20)), i - 1, i % 3);
   EXPECT_EQ(store.size(), kCount);
   for (std::uint32_t i = 1; i < kCount; ++i)
-    ASSERT_TRUE(store.contains(nth(i + (i % 2 ? 0 : std::uint64_t{1} << 20))));
+    ASSERT_TRUE(
+        store.contains(nth(i + (i % 2 != 0 ? 0 : std::uint64_t{1} << 20))));
   EXPECT_FALSE(store.contains(nth(kCount + 7)));
   EXPECT_FALSE(store.contains(Fingerprint{2, 99}));
 }
