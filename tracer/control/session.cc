@@ -401,6 +401,7 @@ std::vector<ThreadRegisters> Session::thread_registers() const {
   for (const auto &[tid, thread] : threads_)
     threads[thread.index] = {tid, thread.entered};
   std::vector<ThreadRegisters> ordered;
+  ordered.reserve(threads.size());
   for (const auto &[index, thread] : threads)
     ordered.push_back(thread);
   return ordered;
