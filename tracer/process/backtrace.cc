@@ -50,11 +50,6 @@ unw_accessors_t entry_accessors() {
   return accessors;
 }
 
-std::string_view basename(std::string_view path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 // The source file and line of address in module, if it has line tables.
 void add_source(Dwfl_Module *module, Dwarf_Addr address,
                 executor::Frame &frame) {
