@@ -26,7 +26,10 @@ namespace {
 
 // The CPU offers rdrand or rdseed, which only CPUID faulting could hide.
 bool cpu_has_rdrand() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  unsigned eax = 0;
+  unsigned ebx = 0;
+  unsigned ecx = 0;
+  unsigned edx = 0;
   const bool rdrand =
       __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_RDRND) != 0;
   const bool rdseed = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 &&

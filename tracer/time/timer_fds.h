@@ -43,8 +43,8 @@ private:
     std::chrono::nanoseconds deadline{0}; // elapsed virtual time
     std::chrono::nanoseconds interval{0}; // zero: one-shot
   };
-  [[nodiscard]] Result<void> fire(const ProcessAccess &tracee, int fd,
-                                  std::uint64_t expirations);
+  [[nodiscard]] static Result<void> fire(const ProcessAccess &tracee, int fd,
+                                         std::uint64_t expirations);
   // What timerfd_gettime shows for fd now.
   [[nodiscard]] itimerspec remaining(int fd, const VirtualClock &clock) const;
 
