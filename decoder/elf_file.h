@@ -93,7 +93,7 @@ private:
   ElfFile(std::string path, UniqueFd fd, ElfHandle elf);
   // Checks the header and reads the program headers of a new Elf handle.
   [[nodiscard]] static Result<ElfFile> from_elf(std::string path, UniqueFd fd,
-                                                ElfHandle elf,
+                                                ElfHandle handle,
                                                 std::vector<std::byte> image);
   [[nodiscard]] std::optional<Symbol>
   find_in_table(std::uint32_t section_type, std::string_view name) const;

@@ -240,7 +240,7 @@ void attribute_static(FileSites &file) {
 std::string syscall_name(long number) {
   char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64,
                                                 static_cast<int>(number));
-  const std::string text = name != nullptr ? name : "";
+  std::string text = name != nullptr ? name : "";
   std::free(name);
   return text;
 }
