@@ -71,7 +71,10 @@ Result<void> Environment::take_control(ProcessAccess &tracee) {
       return layout.error();
     vdso_ = std::move(*layout);
   }
-  if (!tsc_traps()) {
+  // The libraries ld.so maps are patched before the entry on any CPU (at
+  // _dl_debug_state): scanned now, outside the step's timeout (libc takes
+  // ~0.2 s, several times that in a sanitizer build).
+  {
     std::error_code error;
     const auto exe = std::filesystem::read_symlink(
         fmt::format("/proc/{}/exe", tracee.pid()), error);

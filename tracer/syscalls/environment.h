@@ -36,8 +36,8 @@ public:
   // At the exec stop: overwrites AT_RANDOM, patches the vDSO, protects its
   // clock pages, patches the rdtsc sites mapped (ld.so's start-up timing
   // reads stay in its .bss, bytes of the whole process) and plants a
-  // breakpoint at the program's entry point; where PR_SET_TSC does not
-  // trap, scans ahead for rdtsc (scan_tsc_ahead).
+  // breakpoint at the program's entry point; scans the libraries ahead for
+  // rdtsc (scan_tsc_ahead).
   [[nodiscard]] Result<void> take_control(ProcessAccess &tracee);
   // At a SIGTRAP stop: answers a breakpoint of cmc's and returns true, or
   // returns false for another SIGTRAP. Until the entry, each rdtsc and
