@@ -133,22 +133,25 @@ constexpr TraceClasses kProcess = 1U << 4U;
 constexpr TraceClasses kSignal = 1U << 5U;
 
 // One row per system call cmc knows: everything it knows of the call.
+// (The members a row may leave out are initialised, so that the table's
+// designated initialisers omit them without GCC's
+// -Wmissing-field-initializers.)
 struct Syscall {
   std::string_view name;
   long number = -1; // x86-64; -1 for the two rows that are not one call
   // How strace-like output shows its arguments (decoder/syscall_format.h);
   // nothing: six registers in hex.
-  std::optional<std::string_view> shape;
+  std::optional<std::string_view> shape{};
   TraceClasses classes = 0; // of strace's -e trace=%CLASS
   // What cmc does at its stop; nullptr: the filter lets it run untrapped.
   Handler handler = nullptr;
   // The source of time or randomness every stop of it reads, noted for the
   // report before its handler runs.
-  std::optional<executor::Source> source;
+  std::optional<executor::Source> source{};
   Blocks blocks = nullptr; // a wait for input: see Blocks
-  Timeout timeout;         // a wait: where its timeout is
+  Timeout timeout{};       // a wait: where its timeout is
   int flags_arg = -1;      // a recv: its flags (MSG_DONTWAIT)
-  TrapIf trap_if;
+  TrapIf trap_if{};
   std::array<PathArg, 2> paths{}; // the paths a write to files names
 };
 
