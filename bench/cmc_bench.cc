@@ -156,7 +156,7 @@ void BM_RegionRead(benchmark::State &state) {
   const auto length = static_cast<std::size_t>(state.range(0));
   std::vector<std::byte> bytes(length);
   // The stack below the stack pointer is mapped and readable.
-  const iovec remote{reinterpret_cast<void *>(regs->rsp - length), length};
+  const iovec remote{reinterpret_cast<void *>(regs->sp() - length), length};
   for ([[maybe_unused]] auto _ : state) {
     if (auto read = (*tracee)->read(std::span(&remote, 1), bytes); !read)
       return report_error(state, read.error());

@@ -131,7 +131,7 @@ Result<void> start(Quiescent &quiescent, std::int64_t target) {
   auto regs = quiescent.tracee().registers();
   if (!regs)
     return regs.error();
-  quiescent.at_wait = *regs;
+  quiescent.at_wait = regs->raw();
   return {};
 }
 

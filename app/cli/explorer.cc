@@ -55,15 +55,16 @@ std::pair<std::string, std::string> split_command(const std::string &line) {
   return {word, line.substr(rest, last + 1 - rest)};
 }
 
-void print_registers(const user_regs_struct &regs) {
-  fmt::print("  rip {:#018x}  rsp {:#018x}  rbp {:#018x}\n", regs.rip, regs.rsp,
-             regs.rbp);
-  fmt::print("  orig_rax {} ({})  rax {:#x}\n",
-             static_cast<long>(regs.orig_rax),
-             decoder::syscall_name(static_cast<long>(regs.orig_rax)), regs.rax);
+void print_registers(const tracer::Registers &regs) {
+  fmt::print("  rip {:#018x}  rsp {:#018x}  rbp {:#018x}\n", regs.ip(),
+             regs.sp(), regs.frame_pointer());
+  fmt::print("  orig_rax {} ({})  rax {:#x}\n", regs.syscall_number(),
+             decoder::syscall_name(regs.syscall_number()),
+             static_cast<std::uint64_t>(regs.result()));
+  const auto args = regs.args();
   fmt::print("  rdi {:#x}  rsi {:#x}  rdx {:#x}  r10 {:#x}  r8 {:#x}  r9 "
              "{:#x}\n",
-             regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9);
+             args[0], args[1], args[2], args[3], args[4], args[5]);
 }
 
 void print_frames(const std::vector<executor::Frame> &frames) {
@@ -98,7 +99,7 @@ public:
 
   Result<void> entered(const tracer::ProcessAccess &tracee,
                        const tracer::VdsoLayout &vdso,
-                       const user_regs_struct &regs) override {
+                       const tracer::Registers &regs) override {
     if (auto placed = sites_.entered(tracee, vdso, regs); !placed)
       return placed;
     if (auto traced = trace_.entered(tracee, vdso, regs); !traced)
@@ -113,7 +114,7 @@ public:
     return {};
   }
   Result<void> returned(const tracer::ProcessAccess &tracee,
-                        const user_regs_struct &regs) override {
+                        const tracer::Registers &regs) override {
     return trace_.returned(tracee, regs);
   }
   [[nodiscard]] bool wants_results() const override { return true; }
@@ -141,11 +142,10 @@ public:
   [[nodiscard]] bool quit() const { return quit_; }
 
 private:
-  const Catch *matching(const user_regs_struct &regs) {
+  const Catch *matching(const tracer::Registers &regs) {
     const tracer::ObservedSite *site = sites_.last();
     for (const Catch &c : catches_) {
-      if (c.what == "all" ||
-          (c.number && *c.number == static_cast<long>(regs.orig_rax)))
+      if (c.what == "all" || (c.number && *c.number == regs.syscall_number()))
         return &c;
       if (site != nullptr && c.what == "vdso" && site->path == "[vdso]")
         return &c;
@@ -161,12 +161,13 @@ private:
   }
 
   void stopped_at(const tracer::ProcessAccess &tracee,
-                  const user_regs_struct &regs, const Catch *hit) {
+                  const tracer::Registers &regs, const Catch *hit) {
     const auto call = trace_.pending(tracee);
-    fmt::print(
-        "caught {} at {:#x}{}\n", call ? call->parts.text() : "?", regs.rip - 2,
-        hit != nullptr ? fmt::format(" (catch {}: {})", hit->id, hit->what)
-                       : "");
+    fmt::print("caught {} at {:#x}{}\n", call ? call->parts.text() : "?",
+               regs.syscall_site(),
+               hit != nullptr
+                   ? fmt::format(" (catch {}: {})", hit->id, hit->what)
+                   : "");
     // The step's time does not run while the user looks.
     if (lease_ != nullptr)
       lease_->pause();
@@ -177,7 +178,7 @@ private:
 
   // Reads commands at a catchpoint until one goes on with the step.
   void prompt(const std::vector<executor::Frame> &backtrace,
-              const user_regs_struct &regs) {
+              const tracer::Registers &regs) {
     while (true) {
       const auto line = read_line_("(cmc catch) ");
       const std::string word = line ? split_command(*line).first : "continue";

@@ -52,7 +52,7 @@ Result<void> run_to_listen(tracer::Tracee &tracee) {
     auto regs = tracee.registers();
     if (!regs)
       return regs.error();
-    if (regs->orig_rax == SYS_listen)
+    if (regs->syscall_number() == SYS_listen)
       return {};
   }
   return Error{"too many stops before listen"};

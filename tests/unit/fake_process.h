@@ -1,7 +1,6 @@
 #pragma once
 
 #include <sys/types.h>
-#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,7 +31,7 @@ namespace cmc::fake {
 struct Stop {
   pid_t tid = 0;
   int status = 0;
-  user_regs_struct regs{};
+  tracer::Registers regs{};
   unsigned long event = 0;
 };
 
@@ -48,27 +47,28 @@ inline int exit_status(int code) { return (code & 0xff) << 8; }
 
 // The registers of a thread entering call nr(args) (rip past the
 // syscall instruction, as at a seccomp stop).
-inline user_regs_struct entering(long nr, std::uint64_t arg0 = 0,
-                                 std::uint64_t arg1 = 0, std::uint64_t arg2 = 0,
-                                 std::uint64_t arg3 = 0) {
-  user_regs_struct regs{};
-  regs.orig_rax = static_cast<std::uint64_t>(nr);
-  regs.rax = static_cast<std::uint64_t>(-ENOSYS);
-  regs.rdi = arg0;
-  regs.rsi = arg1;
-  regs.rdx = arg2;
-  regs.r10 = arg3;
-  regs.rip = 0x401002;
-  regs.rsp = 0x7ffd0000;
+inline tracer::Registers entering(long nr, std::uint64_t arg0 = 0,
+                                  std::uint64_t arg1 = 0,
+                                  std::uint64_t arg2 = 0,
+                                  std::uint64_t arg3 = 0) {
+  tracer::Registers regs;
+  regs.set_syscall_number(nr);
+  regs.set_result(-ENOSYS);
+  regs.set_arg(0, arg0);
+  regs.set_arg(1, arg1);
+  regs.set_arg(2, arg2);
+  regs.set_arg(3, arg3);
+  regs.set_ip(0x401002);
+  regs.set_sp(0x7ffd0000);
   return regs;
 }
 
 // The seccomp stop of thread tid entering call nr: the event message is
 // the index of nr's row, as the filter's SECCOMP_RET_DATA.
-inline Stop seccomp_stop(pid_t tid, const user_regs_struct &regs) {
+inline Stop seccomp_stop(pid_t tid, const tracer::Registers &regs) {
   const auto rows = tracer::syscalls();
   const auto row = std::ranges::find_if(rows, [&](const tracer::Syscall &r) {
-    return r.number == static_cast<long>(regs.orig_rax);
+    return r.number == regs.syscall_number();
   });
   return {tid, seccomp_status(), regs,
           static_cast<unsigned long>(row - rows.begin())};
@@ -149,7 +149,7 @@ public:
     bool to_syscall_stop;
   };
   [[nodiscard]] const std::vector<Resume> &resumes() const { return resumes_; }
-  [[nodiscard]] const user_regs_struct &registers_of(pid_t tid) const {
+  [[nodiscard]] const tracer::Registers &registers_of(pid_t tid) const {
     return regs_.at(tid);
   }
   [[nodiscard]] const std::vector<pid_t> &adopted() const { return adopted_; }
@@ -215,11 +215,11 @@ public:
   [[nodiscard]] Result<siginfo_t> signal_info() const override {
     return siginfo_t{};
   }
-  [[nodiscard]] Result<user_regs_struct> registers() const override {
-    return regs_.contains(focus_) ? regs_.at(focus_) : user_regs_struct{};
+  [[nodiscard]] Result<tracer::Registers> registers() const override {
+    return regs_.contains(focus_) ? regs_.at(focus_) : tracer::Registers();
   }
   [[nodiscard]] Result<void>
-  set_registers(const user_regs_struct &regs) override {
+  set_registers(const tracer::Registers &regs) override {
     regs_[focus_] = regs;
     return {};
   }
@@ -309,7 +309,7 @@ private:
   std::set<pid_t> killed_;
   std::set<pid_t> stopped_; // in a stop wait() reported, not resumed since
   bool hung_ = false;
-  std::map<pid_t, user_regs_struct> regs_;
+  std::map<pid_t, tracer::Registers> regs_;
   std::map<pid_t, unsigned long> events_;
   std::vector<Resume> resumes_;
   std::vector<pid_t> adopted_;

@@ -70,7 +70,7 @@ TEST_F(SessionTest, ABlockingReadWithNothingToReadIsHeld) {
   const auto threads = session.thread_registers();
   ASSERT_EQ(threads.size(), 1U);
   EXPECT_EQ(threads[0].id, kLeader);
-  EXPECT_EQ(threads[0].registers.orig_rax, static_cast<unsigned>(SYS_read));
+  EXPECT_EQ(threads[0].registers.syscall_number(), SYS_read);
   // Still nothing to read: the next step resumes nothing.
   quiescent();
   EXPECT_EQ(process.resumes().size(), 1U);
@@ -97,7 +97,7 @@ TEST_F(SessionTest, AnAnsweredCallRunsOnToTheNextStop) {
   const auto &regs = process.registers_of(kLeader);
   // The read's registers as it stopped; the clock_gettime before it was
   // skipped (orig_rax -1) with 0 and ran on.
-  EXPECT_EQ(regs.orig_rax, static_cast<unsigned>(SYS_read));
+  EXPECT_EQ(regs.syscall_number(), SYS_read);
   ASSERT_EQ(process.resumes().size(), 2U);
   EXPECT_EQ(process.at<timespec>(kBuffer).tv_sec,
             VirtualClock::kMonotonicStart.count());
@@ -109,8 +109,8 @@ TEST_F(SessionTest, AnAnsweredCallIsSkippedWithItsResult) {
   process.then({kLeader, fake::exit_status(0)});
   EXPECT_EQ(faults().kind, Fault::Kind::kExit);
   const auto &regs = process.registers_of(kLeader);
-  EXPECT_EQ(regs.orig_rax, static_cast<std::uint64_t>(-1));
-  EXPECT_EQ(static_cast<long>(regs.rax), -EINVAL);
+  EXPECT_EQ(regs.syscall_number(), -1);
+  EXPECT_EQ(regs.result(), -EINVAL);
 }
 
 TEST_F(SessionTest, AFutexWaitWithNoTimeoutIsParked) {
@@ -181,8 +181,8 @@ TEST_F(SessionTest, ASleepIsHeldUntilTheClockPassesItsDeadline) {
   EXPECT_NE(session.hidden_state(), held) << "the clock is hidden state";
   ASSERT_TRUE(session.advance_clock(400ms));
   const auto &regs = process.registers_of(kLeader);
-  EXPECT_EQ(regs.orig_rax, static_cast<std::uint64_t>(-1));
-  EXPECT_EQ(regs.rax, 0U);
+  EXPECT_EQ(regs.syscall_number(), -1);
+  EXPECT_EQ(regs.result(), 0);
   process.then({kLeader, fake::exit_status(0)});
   EXPECT_EQ(faults().kind, Fault::Kind::kExit);
   EXPECT_EQ(process.resumes().size(), 2U);

@@ -48,8 +48,8 @@ struct Stopped {
   }
 
   // Runs the handler of the row of regs' call.
-  Action run(const user_regs_struct &regs) {
-    const Syscall *call = syscall_of(static_cast<long>(regs.orig_rax));
+  Action run(const Registers &regs) {
+    const Syscall *call = syscall_of(regs.syscall_number());
     EXPECT_NE(call, nullptr);
     EXPECT_NE(call->handler, nullptr);
     SeccompStop stop{process, environment,  *call,
@@ -59,7 +59,7 @@ struct Stopped {
     return action ? *action : Action{};
   }
   // The result of a call cmc answers.
-  long answer(const user_regs_struct &regs) {
+  long answer(const Registers &regs) {
     const Action action = run(regs);
     EXPECT_EQ(action.kind, Action::Kind::kAnswer);
     return action.result;
@@ -318,8 +318,8 @@ TEST(InputWaitHandlers, ExpireZeroesAPollTimeout) {
   const auto regs = fake::entering(SYS_poll, kBuffer, 1, 250);
   ASSERT_TRUE(expire(stopped.process, *syscall_of(SYS_poll), regs));
   const auto &set = stopped.process.registers_of(stopped.process.pid());
-  EXPECT_EQ(set.rdx, 0U);
-  EXPECT_EQ(set.rdi, kBuffer);
+  EXPECT_EQ(set.arg(2), 0U);
+  EXPECT_EQ(set.arg(0), kBuffer);
 }
 
 TEST(InputWaitHandlers, EpollWaitIsHeldUntilARegisteredFdIsReady) {

@@ -94,7 +94,7 @@ void MemoryPlan::add(std::span<const decoder::Mapping> maps) {
     if (start >= mapping.end)
       continue; // a .bss tail, added with its file
     if (const auto thread = stack_of(mapping)) {
-      const std::uint64_t rsp = context_.threads[*thread].registers.rsp;
+      const std::uint64_t rsp = context_.threads[*thread].registers.sp();
       const std::uint64_t live = std::max(start, rsp - kRedZone);
       add_range(live, mapping.end, true);
       add_segment(fmt::format("stack of thread {}", *thread + 1),
@@ -133,9 +133,9 @@ MemoryPlan::stack_of(const decoder::Mapping &mapping) const {
     return std::nullopt;
   std::optional<std::size_t> lowest;
   for (std::size_t i = 0; i < context_.threads.size(); ++i) {
-    const std::uint64_t rsp = context_.threads[i].registers.rsp;
+    const std::uint64_t rsp = context_.threads[i].registers.sp();
     if (rsp >= mapping.start && rsp < mapping.end &&
-        (!lowest || rsp < context_.threads[*lowest].registers.rsp))
+        (!lowest || rsp < context_.threads[*lowest].registers.sp()))
       lowest = i;
   }
   return lowest;
@@ -326,7 +326,7 @@ ProcessCapture::capture(const Tracee &tracee, const CaptureContext &context) {
     if (!id)
       return id.error();
     image.threads.push_back(
-        {static_cast<std::uint32_t>(*id), thread.registers});
+        {static_cast<std::uint32_t>(*id), thread.registers.raw()});
   }
   auto descriptors =
       capture_descriptors(tracee, context.sockets, context.workdir);

@@ -1,7 +1,5 @@
 #pragma once
 
-#include <sys/user.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -18,7 +16,7 @@ namespace cmc::tracer {
 // mappings that were in memory (or swapped out) at a quiescent point, and
 // the registers of its focused thread.
 struct SavedPages {
-  user_regs_struct registers{};
+  Registers registers{};
   std::vector<std::byte> extended; // Tracee::extended_registers
   std::vector<decoder::Mapping> maps;
   std::vector<iovec> pages;                       // in address order

@@ -438,9 +438,9 @@ void Session::crashed(int signal) {
     crash_backtrace_ = std::move(*frames);
 }
 
-Result<void> Session::skip(Thread &thread, user_regs_struct regs, long result) {
-  regs.orig_rax = static_cast<std::uint64_t>(-1);
-  regs.rax = static_cast<std::uint64_t>(result);
+Result<void> Session::skip(Thread &thread, Registers regs, long result) {
+  regs.set_syscall_number(-1);
+  regs.set_result(result);
   if (auto set = tracee_.set_registers(regs); !set)
     return set;
   if (!thread.awaiting_exit)
@@ -476,9 +476,8 @@ Result<Session::Next> Session::on_seccomp_stop(Thread &thread) {
   if (!regs)
     return regs.error();
   thread.entered = *regs;
-  // rip is past the instruction: syscall, sysenter and int 0x80 are 2 bytes.
   CMC_LOG_DEBUG("tracer", "tid {}: {} ({}) at {:#x}", tracee_.focused(),
-                call->name, static_cast<long>(regs->orig_rax), regs->rip - 2);
+                call->name, regs->syscall_number(), regs->syscall_site());
   if (watcher_ != nullptr) {
     if (auto seen = watcher_->entered(tracee_, environment_.vdso(), *regs);
         !seen)
@@ -496,7 +495,7 @@ Result<Session::Next> Session::on_seccomp_stop(Thread &thread) {
 }
 
 Result<Session::Next> Session::act(Thread &thread, const Syscall &call,
-                                   const user_regs_struct &regs,
+                                   const Registers &regs,
                                    const Action &action) {
   switch (action.kind) {
   case Action::Kind::kRun:
@@ -552,7 +551,7 @@ Result<int> Session::on_signal(int signal) {
           "the target read the kernel's clock page [vvar] at {:#x} (code at "
           "{:#x}): a time read that bypasses the vDSO functions cmc "
           "controls",
-          address, regs ? regs->rip : 0)};
+          address, regs ? regs->ip() : 0)};
     }
   }
   if (signal == SIGTRAP) {
@@ -566,7 +565,7 @@ Result<int> Session::on_signal(int signal) {
     auto regs = tracee_.registers();
     if (!regs)
       return regs.error();
-    if (const auto *function = environment_.vdso().function_at(regs->rip))
+    if (const auto *function = environment_.vdso().function_at(regs->ip()))
       return Error{fmt::format("the target called the vDSO function {}, "
                                "which cmc does not control",
                                function->name)};

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <sys/socket.h>
-#include <sys/user.h>
 
 #include <chrono>
 #include <map>
@@ -107,7 +106,7 @@ private:
   // The call a quiescent thread is stopped in.
   struct Waiting {
     const Syscall *call = nullptr;
-    user_regs_struct regs{};
+    Registers regs{};
     // Elapsed virtual time at which it times out; nothing: never.
     std::optional<std::chrono::nanoseconds> deadline;
     // A sleep or futex wait: skipped with this result at its deadline.
@@ -134,7 +133,7 @@ private:
     // resumed to its syscall-exit stop.
     bool awaiting_exit = false;
     // Its registers at its last seccomp stop.
-    user_regs_struct entered{};
+    Registers entered{};
   };
 
   // What to do with a thread at a seccomp stop.
@@ -171,8 +170,7 @@ private:
   [[nodiscard]] Result<Next> on_seccomp_stop(Thread &thread);
   // Does what a handler decided for the thread stopped at call.
   [[nodiscard]] Result<Next> act(Thread &thread, const Syscall &call,
-                                 const user_regs_struct &regs,
-                                 const Action &action);
+                                 const Registers &regs, const Action &action);
   // At a signal-delivery stop: the signal to deliver (0 when cmc handled
   // it), or an Error when it shows an escape from cmc's control.
   [[nodiscard]] Result<int> on_signal(int signal);
@@ -183,8 +181,7 @@ private:
   [[nodiscard]] Result<void> on_syscall_stop(Thread &thread);
   // Skips the system call the focused thread is stopped at; it returns
   // result instead.
-  [[nodiscard]] Result<void> skip(Thread &thread, user_regs_struct regs,
-                                  long result);
+  [[nodiscard]] Result<void> skip(Thread &thread, Registers regs, long result);
   // The target is ending: only a SIGKILL ends a stop of cmc's, sent to
   // every thread as the process dies (or by another thread's execve).
   // Every thread's end is awaited from waitpid, the leader's last, which

@@ -2,7 +2,6 @@
 
 #include <sys/types.h>
 #include <sys/uio.h>
-#include <sys/user.h>
 
 #include <array>
 #include <csignal>
@@ -15,6 +14,7 @@
 
 #include "decoder/proc_maps.h"
 #include "executor/frame.h"
+#include "tracer/process/registers.h"
 #include "tracer/process/wait_status.h"
 #include "util/result.h"
 #include "util/unique_fd.h"
@@ -24,7 +24,7 @@ namespace cmc::tracer {
 // A thread of a target and its registers (Session::thread_registers).
 struct ThreadRegisters {
   pid_t id = 0;
-  user_regs_struct registers{};
+  Registers registers{};
 };
 
 // What Session and the system-call handlers need of a stopped target: its
@@ -87,9 +87,8 @@ public:
   // SECCOMP_RET_DATA of a seccomp stop, the new id of a clone stop).
   [[nodiscard]] virtual Result<unsigned long> event_message() const = 0;
   [[nodiscard]] virtual Result<siginfo_t> signal_info() const = 0;
-  [[nodiscard]] virtual Result<user_regs_struct> registers() const = 0;
-  [[nodiscard]] virtual Result<void>
-  set_registers(const user_regs_struct &regs) = 0;
+  [[nodiscard]] virtual Result<Registers> registers() const = 0;
+  [[nodiscard]] virtual Result<void> set_registers(const Registers &regs) = 0;
   // A few frames of the focused thread's stack, innermost first.
   [[nodiscard]] virtual Result<std::vector<executor::Frame>>
   backtrace(std::size_t max_frames) const = 0;

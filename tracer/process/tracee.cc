@@ -431,12 +431,15 @@ Result<bool> Tracee::is_thread(pid_t tid) const {
   return status->find(fmt::format("\nTgid:\t{}\n", pid_)) != std::string::npos;
 }
 
-Result<user_regs_struct> Tracee::registers() const {
-  return sys::registers(focus_);
+Result<Registers> Tracee::registers() const {
+  auto regs = sys::registers(focus_);
+  if (!regs)
+    return regs.error();
+  return Registers(*regs);
 }
 
-Result<void> Tracee::set_registers(const user_regs_struct &regs) {
-  return sys::set_registers(focus_, regs);
+Result<void> Tracee::set_registers(const Registers &regs) {
+  return sys::set_registers(focus_, regs.raw());
 }
 
 Result<std::vector<std::byte>> Tracee::extended_registers() const {
@@ -466,12 +469,10 @@ Result<long> Tracee::inject_syscall(std::uint64_t syscall_at, long nr,
   auto saved = registers();
   if (!saved)
     return saved.error();
-  user_regs_struct call = *saved;
-  call.rip = syscall_at;
-  call.rax = static_cast<std::uint64_t>(nr);
-  call.rdi = args[0];
-  call.rsi = args[1];
-  call.rdx = args[2];
+  Registers call = *saved;
+  call.set_to_enter(syscall_at, nr);
+  for (std::size_t i = 0; i < args.size(); ++i)
+    call.set_arg(i, args[i]);
   if (auto set = set_registers(call); !set)
     return set.error();
   auto status = sys::single_step(focus_);
@@ -488,7 +489,7 @@ Result<long> Tracee::inject_syscall(std::uint64_t syscall_at, long nr,
     return after.error();
   if (auto restored = set_registers(*saved); !restored)
     return restored.error();
-  return static_cast<long>(after->rax);
+  return after->result();
 }
 
 Error Tracee::died_in_call(const WaitStatus &status) {
@@ -516,7 +517,7 @@ Result<void> Tracee::own_stop(bool (WaitStatus::*expected)() const,
 }
 
 Result<long>
-Tracee::call_at_seccomp_stop(const user_regs_struct &entered, long nr,
+Tracee::call_at_seccomp_stop(const Registers &entered, long nr,
                              const std::array<std::uint64_t, 4> &args) {
   auto saved = registers();
   if (!saved)
@@ -524,12 +525,10 @@ Tracee::call_at_seccomp_stop(const user_regs_struct &entered, long nr,
   // After a seccomp stop the kernel reads the call's number and arguments
   // again from the registers (and runs the filter again, which lets a
   // traced call through this time).
-  user_regs_struct call = *saved;
-  call.orig_rax = static_cast<std::uint64_t>(nr);
-  call.rdi = args[0];
-  call.rsi = args[1];
-  call.rdx = args[2];
-  call.r10 = args[3];
+  Registers call = *saved;
+  call.set_syscall_number(nr);
+  for (std::size_t i = 0; i < args.size(); ++i)
+    call.set_arg(i, args[i]);
   if (auto set = set_registers(call); !set)
     return set.error();
   sys::resume(focus_, 0, true);
@@ -538,10 +537,8 @@ Tracee::call_at_seccomp_stop(const user_regs_struct &entered, long nr,
   auto after = registers();
   if (!after)
     return after.error();
-  // rip is past the instruction: syscall, sysenter and int 0x80 are 2 bytes.
-  user_regs_struct again = entered;
-  again.rip -= 2;
-  again.rax = entered.orig_rax;
+  Registers again = entered;
+  again.set_to_enter(entered.syscall_site(), entered.syscall_number());
   if (auto set = set_registers(again); !set)
     return set.error();
   sys::resume(focus_, 0, false);
@@ -550,7 +547,7 @@ Tracee::call_at_seccomp_stop(const user_regs_struct &entered, long nr,
     return stopped.error();
   if (auto restored = set_registers(*saved); !restored)
     return restored.error();
-  return static_cast<long>(after->rax);
+  return after->result();
 }
 
 void Tracee::drain_output() {

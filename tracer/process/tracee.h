@@ -3,7 +3,6 @@
 #include <linux/filter.h>
 #include <sys/types.h>
 #include <sys/uio.h>
-#include <sys/user.h>
 
 #include <array>
 #include <csignal>
@@ -92,9 +91,8 @@ public:
   [[nodiscard]] Result<bool> at_syscall_exit() const override;
   [[nodiscard]] Result<unsigned long> event_message() const override;
   [[nodiscard]] Result<siginfo_t> signal_info() const override;
-  [[nodiscard]] Result<user_regs_struct> registers() const override;
-  [[nodiscard]] Result<void>
-  set_registers(const user_regs_struct &regs) override;
+  [[nodiscard]] Result<Registers> registers() const override;
+  [[nodiscard]] Result<void> set_registers(const Registers &regs) override;
   [[nodiscard]] Result<std::vector<executor::Frame>>
   backtrace(std::size_t max_frames) const override;
   [[nodiscard]] Result<void> read(std::span<const iovec> remote,
@@ -134,7 +132,7 @@ public:
   // Returns nr's result (-errno on failure); kTargetGone when the target
   // died meanwhile.
   [[nodiscard]] Result<long>
-  call_at_seccomp_stop(const user_regs_struct &entered, long nr,
+  call_at_seccomp_stop(const Registers &entered, long nr,
                        const std::array<std::uint64_t, 4> &args);
   // Moves what the target wrote to its stdout and stderr (unless
   // show_output) from their pipe to output(); needed now and then, or a

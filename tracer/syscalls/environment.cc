@@ -106,14 +106,14 @@ Result<bool> Environment::at_breakpoint(ProcessAccess &tracee) {
   if (!regs)
     return regs.error();
   // rip is past the one-byte int3.
-  const std::uint64_t at = regs->rip - 1;
+  const std::uint64_t at = regs->ip() - 1;
   if (entry_ && at == *entry_) {
     if (auto entered = at_entry(tracee, *regs); !entered)
       return entered.error();
     return true;
   }
   if (const decoder::TscSite *site = tsc_.site_at(at)) {
-    regs->rip = at;
+    regs->set_ip(at);
     // Where PR_SET_TSC traps, sites are patched only until the entry.
     const Source source =
         tsc_traps() ? Source::kRdtscBeforeEntry : Source::kRdtscPatched;
@@ -131,11 +131,10 @@ Result<bool> Environment::at_breakpoint(ProcessAccess &tracee) {
   return false;
 }
 
-Result<void> Environment::at_entry(ProcessAccess &tracee,
-                                   user_regs_struct regs) {
+Result<void> Environment::at_entry(ProcessAccess &tracee, Registers regs) {
   const std::uint64_t entry = *entry_;
   entry_.reset();
-  regs.rip = entry;
+  regs.set_ip(entry);
   if (!tsc_traps()) {
     if (auto restored = tracee.patch_code(entry, entry_code_); !restored)
       return restored;
@@ -167,13 +166,13 @@ Result<void> Environment::at_entry(ProcessAccess &tracee,
 }
 
 Result<void> Environment::at_debug_state(ProcessAccess &tracee,
-                                         user_regs_struct regs) {
+                                         Registers regs) {
   // Returns for it, as its ret would.
-  auto back = tracee.read_value<std::uint64_t>(regs.rsp);
+  auto back = tracee.read_value<std::uint64_t>(regs.sp());
   if (!back)
     return back.error();
-  regs.rip = *back;
-  regs.rsp += sizeof *back;
+  regs.set_ip(*back);
+  regs.set_sp(regs.sp() + sizeof *back);
   if (auto patched = tsc_.patch_mapped(tracee); !patched)
     return patched;
   if (!tsc_.unscanned().empty())
@@ -181,9 +180,8 @@ Result<void> Environment::at_debug_state(ProcessAccess &tracee,
   return tracee.set_registers(regs);
 }
 
-void Environment::note(Source source, const user_regs_struct &regs) {
-  // rip is past the two-byte syscall instruction.
-  note(source, vdso_.in_vdso(regs.rip - 2) ? Via::kVdso : Via::kSyscall);
+void Environment::note(Source source, const Registers &regs) {
+  note(source, vdso_.in_vdso(regs.syscall_site()) ? Via::kVdso : Via::kSyscall);
 }
 
 Result<void> Environment::fill_random(ProcessAccess &tracee,
@@ -205,9 +203,9 @@ Result<void> Environment::fill_random(ProcessAccess &tracee,
   return {};
 }
 
-Result<std::optional<long>>
-Environment::random_read(ProcessAccess &tracee, const user_regs_struct &regs) {
-  auto file = tracee.duplicate_fd(static_cast<int>(regs.rdi));
+Result<std::optional<long>> Environment::random_read(ProcessAccess &tracee,
+                                                     const Registers &regs) {
+  auto file = tracee.duplicate_fd(static_cast<int>(regs.arg(0)));
   struct stat info {};
   if (!file || fstat(file->get(), &info) != 0 || !S_ISCHR(info.st_mode) ||
       major(info.st_rdev) != 1 ||
@@ -215,8 +213,8 @@ Environment::random_read(ProcessAccess &tracee, const user_regs_struct &regs) {
     return std::optional<long>();
   note(Source::kDevRandom, Via::kSyscall);
   const std::uint64_t length =
-      std::min<std::uint64_t>(regs.rdx, std::uint64_t{32} << 20);
-  if (auto filled = fill_random(tracee, regs.rsi, length); !filled)
+      std::min<std::uint64_t>(regs.arg(2), std::uint64_t{32} << 20);
+  if (auto filled = fill_random(tracee, regs.arg(1), length); !filled)
     return std::optional<long>(kFault);
   return std::optional(static_cast<long>(length));
 }
@@ -226,7 +224,7 @@ Result<bool> Environment::emulate_tsc(ProcessAccess &tracee) {
   if (!regs)
     return regs.error();
   std::array<std::uint8_t, 3> code{};
-  const iovec remote{reinterpret_cast<void *>(regs->rip), code.size()};
+  const iovec remote{reinterpret_cast<void *>(regs->ip()), code.size()};
   if (!tracee.read(std::span(&remote, 1),
                    std::as_writable_bytes(std::span(code))))
     return false;
@@ -241,15 +239,14 @@ Result<bool> Environment::emulate_tsc(ProcessAccess &tracee) {
   return true;
 }
 
-Result<void> Environment::answer_tsc(ProcessAccess &tracee,
-                                     user_regs_struct regs, std::uint8_t length,
-                                     bool rdtscp, Source source) {
+Result<void> Environment::answer_tsc(ProcessAccess &tracee, Registers regs,
+                                     std::uint8_t length, bool rdtscp,
+                                     Source source) {
   const std::uint64_t tsc = clock_.tsc();
-  regs.rax = tsc & 0xffffffff;
-  regs.rdx = tsc >> 32;
-  regs.rip += length;
+  regs.set_tsc(tsc);
+  regs.set_ip(regs.ip() + length);
   if (rdtscp)
-    regs.rcx = 0; // IA32_TSC_AUX: CPU 0
+    regs.set_tsc_aux(0); // CPU 0
   note(source, Via::kOther);
   sources_.note_tsc_sites(tsc_.count());
   return tracee.set_registers(regs);
@@ -257,47 +254,47 @@ Result<void> Environment::answer_tsc(ProcessAccess &tracee,
 
 Result<Action> answer_clock_gettime(SeccompStop &stop) {
   const auto now =
-      stop.environment.clock().now(static_cast<clockid_t>(stop.regs.rdi));
+      stop.environment.clock().now(static_cast<clockid_t>(stop.regs.arg(0)));
   if (!now)
     return Action::answer(-EINVAL);
-  return Action::answer(put(stop.tracee, stop.regs.rsi, *now) ? 0 : kFault);
+  return Action::answer(put(stop.tracee, stop.regs.arg(1), *now) ? 0 : kFault);
 }
 
 Result<Action> answer_gettimeofday(SeccompStop &stop) {
   const timespec now = *stop.environment.clock().now(CLOCK_REALTIME);
   const timeval tv{now.tv_sec, now.tv_nsec / 1000};
   const struct timezone utc {};
-  return Action::answer(put(stop.tracee, stop.regs.rdi, tv) &&
-                                put(stop.tracee, stop.regs.rsi, utc)
+  return Action::answer(put(stop.tracee, stop.regs.arg(0), tv) &&
+                                put(stop.tracee, stop.regs.arg(1), utc)
                             ? 0
                             : kFault);
 }
 
 Result<Action> answer_time(SeccompStop &stop) {
   const time_t seconds = stop.environment.clock().now(CLOCK_REALTIME)->tv_sec;
-  return Action::answer(put(stop.tracee, stop.regs.rdi, seconds) ? seconds
-                                                                 : kFault);
+  return Action::answer(put(stop.tracee, stop.regs.arg(0), seconds) ? seconds
+                                                                    : kFault);
 }
 
 Result<Action> answer_clock_getres(SeccompStop &stop) {
-  if (!stop.environment.clock().now(static_cast<clockid_t>(stop.regs.rdi)))
+  if (!stop.environment.clock().now(static_cast<clockid_t>(stop.regs.arg(0))))
     return Action::answer(-EINVAL);
   return Action::answer(
-      put(stop.tracee, stop.regs.rsi, timespec{0, 1}) ? 0 : kFault);
+      put(stop.tracee, stop.regs.arg(1), timespec{0, 1}) ? 0 : kFault);
 }
 
 Result<Action> answer_getcpu(SeccompStop &stop) {
   const unsigned zero = 0;
-  return Action::answer(put(stop.tracee, stop.regs.rdi, zero) &&
-                                put(stop.tracee, stop.regs.rsi, zero)
+  return Action::answer(put(stop.tracee, stop.regs.arg(0), zero) &&
+                                put(stop.tracee, stop.regs.arg(1), zero)
                             ? 0
                             : kFault);
 }
 
 Result<Action> answer_getrandom(SeccompStop &stop) {
   const std::uint64_t length =
-      std::min<std::uint64_t>(stop.regs.rsi, std::uint64_t{32} << 20);
-  if (!stop.environment.fill_random(stop.tracee, stop.regs.rdi, length))
+      std::min<std::uint64_t>(stop.regs.arg(1), std::uint64_t{32} << 20);
+  if (!stop.environment.fill_random(stop.tracee, stop.regs.arg(0), length))
     return Action::answer(kFault);
   return Action::answer(static_cast<long>(length));
 }

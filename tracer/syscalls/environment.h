@@ -1,7 +1,5 @@
 #pragma once
 
-#include <sys/user.h>
-
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -50,14 +48,14 @@ public:
 
   // Answers read(fd, buf, count) of /dev/urandom or /dev/random; nothing
   // when fd is another file.
-  [[nodiscard]] Result<std::optional<long>>
-  random_read(ProcessAccess &tracee, const user_regs_struct &regs);
+  [[nodiscard]] Result<std::optional<long>> random_read(ProcessAccess &tracee,
+                                                        const Registers &regs);
   // At a SIGSEGV stop: emulates the rdtsc or rdtscp at rip (PR_SET_TSC
   // made it fault) and returns true, or returns false for another fault.
   [[nodiscard]] Result<bool> emulate_tsc(ProcessAccess &tracee);
 
   // Records a source read by the system call whose stop has regs.
-  void note(executor::Source source, const user_regs_struct &regs);
+  void note(executor::Source source, const Registers &regs);
   void note(executor::Source source, executor::Via via) {
     sources_.note(source, via);
   }
@@ -66,16 +64,14 @@ public:
   [[nodiscard]] Result<void> fill_random(ProcessAccess &tracee,
                                          std::uint64_t address,
                                          std::uint64_t length);
-  [[nodiscard]] Result<void> at_entry(ProcessAccess &tracee,
-                                      user_regs_struct regs);
+  [[nodiscard]] Result<void> at_entry(ProcessAccess &tracee, Registers regs);
   // ld.so's _dl_debug_state (a ret), called around every dlopen and
   // dlclose: patches the files mapped since.
   [[nodiscard]] Result<void> at_debug_state(ProcessAccess &tracee,
-                                            user_regs_struct regs);
-  // Answers the rdtsc (or rdtscp) of length bytes at regs.rip from the
+                                            Registers regs);
+  // Answers the rdtsc (or rdtscp) of length bytes at regs.ip() from the
   // virtual clock and notes source.
-  [[nodiscard]] Result<void> answer_tsc(ProcessAccess &tracee,
-                                        user_regs_struct regs,
+  [[nodiscard]] Result<void> answer_tsc(ProcessAccess &tracee, Registers regs,
                                         std::uint8_t length, bool rdtscp,
                                         executor::Source source);
 

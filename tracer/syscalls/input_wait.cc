@@ -84,12 +84,6 @@ read_timeout(const ProcessAccess &tracee, Timeout arg,
   return std::optional<nanoseconds>();
 }
 
-auto &argument_register(user_regs_struct &regs, std::size_t index) {
-  const std::array registers{&regs.rdi, &regs.rsi, &regs.rdx,
-                             &regs.r10, &regs.r8,  &regs.r9};
-  return *registers.at(index);
-}
-
 Result<std::vector<pollfd>> read_pollfds(const ProcessAccess &tracee,
                                          std::uint64_t fds,
                                          std::uint64_t count) {
@@ -181,9 +175,8 @@ struct Wait {
 };
 
 Result<Wait> would_block(const ProcessAccess &tracee, const Syscall &call,
-                         const user_regs_struct &regs) {
-  const std::array<std::uint64_t, 6> args{regs.rdi, regs.rsi, regs.rdx,
-                                          regs.r10, regs.r8,  regs.r9};
+                         const Registers &regs) {
+  const std::array<std::uint64_t, 6> args = regs.args();
   auto timeout = read_timeout(tracee, call.timeout, args);
   if (!timeout)
     return timeout.error();
@@ -198,7 +191,7 @@ Result<Wait> would_block(const ProcessAccess &tracee, const Syscall &call,
 // The Recheck of a held input call: it runs once something is ready.
 Result<std::optional<Action>> input_over(const ProcessAccess &tracee,
                                          const Syscall &call,
-                                         const user_regs_struct &regs) {
+                                         const Registers &regs) {
   auto wait = would_block(tracee, call, regs);
   if (!wait)
     return wait.error();
@@ -231,9 +224,8 @@ Result<Action> on_read(SeccompStop &stop) {
 }
 
 Result<bool> waits_on(const ProcessAccess &tracee, const Syscall &call,
-                      const user_regs_struct &regs, int fd) {
-  const std::array<std::uint64_t, 6> args{regs.rdi, regs.rsi, regs.rdx,
-                                          regs.r10, regs.r8,  regs.r9};
+                      const Registers &regs, int fd) {
+  const std::array<std::uint64_t, 6> args = regs.args();
   const auto among = [fd](const std::vector<pollfd> &wanted) {
     return std::ranges::any_of(
         wanted, [fd](const pollfd &entry) { return entry.fd == fd; });
@@ -254,22 +246,22 @@ Result<bool> waits_on(const ProcessAccess &tracee, const Syscall &call,
 }
 
 Result<void> expire(ProcessAccess &tracee, const Syscall &call,
-                    user_regs_struct regs) {
+                    Registers regs) {
   using Kind = Timeout::Kind;
   const Timeout arg = call.timeout;
-  auto &value = argument_register(regs, arg.arg);
   switch (arg.kind) {
   case Kind::kNone:
     return Error{fmt::format("{} has no timeout to expire", call.name)};
   case Kind::kMillis:
-    value = 0;
+    regs.set_arg(arg.arg, 0);
     break;
   case Kind::kTimespec:
   case Kind::kTimeval: {
     // Below the 128-byte red zone that leaf code may use under rsp.
-    value = (regs.rsp - 512) & ~std::uint64_t{15};
+    const std::uint64_t zero_at = (regs.sp() - 512) & ~std::uint64_t{15};
+    regs.set_arg(arg.arg, zero_at);
     const std::array<std::byte, sizeof(timespec)> zero{};
-    if (auto written = tracee.write(value, zero); !written)
+    if (auto written = tracee.write(zero_at, zero); !written)
       return written.error();
     break;
   }

@@ -1,7 +1,5 @@
 #pragma once
 
-#include <sys/user.h>
-
 #include <array>
 #include <cstdint>
 
@@ -45,13 +43,13 @@ epoll_blocks(const ProcessAccess &tracee, const Syscall &call,
 // (a listening socket: then it waits for a client). An epoll wait waits for
 // the descriptors registered with its instance (/proc/PID/fdinfo).
 [[nodiscard]] Result<bool> waits_on(const ProcessAccess &tracee,
-                                    const Syscall &call,
-                                    const user_regs_struct &regs, int fd);
+                                    const Syscall &call, const Registers &regs,
+                                    int fd);
 
 // Makes the waiting call at this stop time out at once when resumed: its
 // timeout becomes zero. A timeout passed by pointer is replaced by a
 // pointer to a zero value written below the target's stack red zone.
 [[nodiscard]] Result<void> expire(ProcessAccess &tracee, const Syscall &call,
-                                  user_regs_struct regs);
+                                  Registers regs);
 
 } // namespace cmc::tracer

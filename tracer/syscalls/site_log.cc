@@ -40,10 +40,9 @@ Result<ObservedSite> place(const ProcessAccess &tracee, const VdsoLayout &vdso,
 } // namespace
 
 Result<void> SiteLog::entered(const ProcessAccess &tracee,
-                              const VdsoLayout &vdso,
-                              const user_regs_struct &regs) {
-  const std::uint64_t address = regs.rip - 2;
-  const auto number = static_cast<long>(regs.orig_rax);
+                              const VdsoLayout &vdso, const Registers &regs) {
+  const std::uint64_t address = regs.syscall_site();
+  const long number = regs.syscall_number();
   if (const auto known = by_address_.find(address);
       known != by_address_.end()) {
     last_ = known->second;

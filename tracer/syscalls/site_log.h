@@ -27,11 +27,10 @@ struct ObservedSite {
 // stays placed after the target unmaps it or exits).
 class SiteLog final : public SyscallWatcher {
 public:
-  // Records the stop's site (rip - 2: syscall, sysenter and int 0x80 are
-  // two bytes) and number.
+  // Records the stop's site (Registers::syscall_site) and number.
   [[nodiscard]] Result<void> entered(const ProcessAccess &tracee,
                                      const VdsoLayout &vdso,
-                                     const user_regs_struct &regs) override;
+                                     const Registers &regs) override;
   void new_program() override { by_address_.clear(); }
 
   [[nodiscard]] const std::vector<ObservedSite> &sites() const {

@@ -1,7 +1,5 @@
 #pragma once
 
-#include <sys/user.h>
-
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -9,6 +7,7 @@
 #include <string_view>
 
 #include "executor/sources.h"
+#include "tracer/process/registers.h"
 #include "util/result.h"
 
 // The vocabulary of the system-call handlers: what a handler is given (a
@@ -32,9 +31,9 @@ struct Action {
   // For a held call: whether its wait is over now (another thread wrote to
   // its descriptor or changed its futex word), and what then: kRun, or
   // kAnswer with the call's result. Nothing: it still waits.
-  using Recheck = Result<std::optional<Action>> (*)(
-      const ProcessAccess &tracee, const Syscall &call,
-      const user_regs_struct &regs);
+  using Recheck = Result<std::optional<Action>> (*)(const ProcessAccess &tracee,
+                                                    const Syscall &call,
+                                                    const Registers &regs);
 
   Kind kind = Kind::kRun;
   long result = 0; // kAnswer
@@ -73,7 +72,7 @@ struct SeccompStop {
   ProcessAccess &tracee;
   Environment &environment;
   const Syscall &call;
-  const user_regs_struct &regs;
+  const Registers &regs;
   // The socket the target listens on, which listen() sets.
   std::optional<int> &listening_fd;
   // Calls so far that changed what the kernel keeps of the target and a
@@ -83,7 +82,7 @@ struct SeccompStop {
 
   // The call's arguments, in x86-64 order.
   [[nodiscard]] std::array<std::uint64_t, 6> args() const {
-    return {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
+    return regs.args();
   }
 };
 

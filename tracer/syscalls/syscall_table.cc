@@ -41,7 +41,7 @@ Result<Action> refuse_enosys(SeccompStop & /*stop*/) {
 }
 
 Result<Action> on_listen(SeccompStop &stop) {
-  stop.listening_fd = static_cast<int>(stop.regs.rdi);
+  stop.listening_fd = static_cast<int>(stop.regs.arg(0));
   return Action::run();
 }
 

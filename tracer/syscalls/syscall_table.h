@@ -1,7 +1,6 @@
 #pragma once
 
 #include <linux/filter.h>
-#include <sys/user.h>
 
 #include <array>
 #include <chrono>

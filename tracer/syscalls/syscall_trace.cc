@@ -36,12 +36,12 @@ void set_text(TracedCall &call, const ProcessAccess &tracee,
 
 Result<void> SyscallTrace::entered(const ProcessAccess &tracee,
                                    const VdsoLayout &vdso,
-                                   const user_regs_struct &regs) {
+                                   const Registers &regs) {
   Entry entry;
-  entry.number = static_cast<long>(regs.orig_rax);
+  entry.number = regs.syscall_number();
   entry.call.number = entry.number;
-  entry.args = {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
-  entry.call.site = regs.rip - 2;
+  entry.args = regs.args();
+  entry.call.site = regs.syscall_site();
   if (const auto *function = vdso.function_at(entry.call.site))
     entry.call.vdso_function = function->name;
   if (backtraces_) {
@@ -56,7 +56,7 @@ Result<void> SyscallTrace::entered(const ProcessAccess &tracee,
     auto frames =
         entry.call.vdso_function.empty()
             ? backtracer_->unwind()
-            : backtracer_->unwind_from_entry(entry.call.site, regs.rsp);
+            : backtracer_->unwind_from_entry(entry.call.site, regs.sp());
     if (!frames)
       return frames.error();
     entry.call.backtrace = std::move(*frames);
@@ -66,13 +66,12 @@ Result<void> SyscallTrace::entered(const ProcessAccess &tracee,
 }
 
 Result<void> SyscallTrace::returned(const ProcessAccess &tracee,
-                                    const user_regs_struct &regs) {
+                                    const Registers &regs) {
   if (!entered_)
     return {};
   Entry entry = std::move(*entered_);
   entered_.reset();
-  set_text(entry.call, tracee, entry.args, static_cast<long>(regs.rax),
-           format_);
+  set_text(entry.call, tracee, entry.args, regs.result(), format_);
   calls_.push_back(std::move(entry.call));
   return {};
 }

@@ -33,9 +33,9 @@ public:
 
   [[nodiscard]] Result<void> entered(const ProcessAccess &tracee,
                                      const VdsoLayout &vdso,
-                                     const user_regs_struct &regs) override;
+                                     const Registers &regs) override;
   [[nodiscard]] Result<void> returned(const ProcessAccess &tracee,
-                                      const user_regs_struct &regs) override;
+                                      const Registers &regs) override;
   [[nodiscard]] bool wants_results() const override { return true; }
   void new_program() override { backtracer_.reset(); }
   // For a new run: forgets every call.

@@ -1,7 +1,5 @@
 #pragma once
 
-#include <sys/user.h>
-
 #include "tracer/process/process_access.h"
 #include "tracer/time/vdso_control.h"
 #include "util/result.h"
@@ -23,13 +21,12 @@ public:
   // stopped there (rip is past the instruction).
   [[nodiscard]] virtual Result<void> entered(const ProcessAccess &tracee,
                                              const VdsoLayout &vdso,
-                                             const user_regs_struct &regs) = 0;
-  // When the call entered last has returned, its result in regs.rax: at its
-  // syscall-exit stop, or at once when cmc answered it. Only for a watcher
-  // that wants_results: a call that runs then costs a second stop.
-  [[nodiscard]] virtual Result<void>
-  returned(const ProcessAccess & /*tracee*/,
-           const user_regs_struct & /*regs*/) {
+                                             const Registers &regs) = 0;
+  // When the call entered last has returned, its result in regs.result():
+  // at its syscall-exit stop, or at once when cmc answered it. Only for a
+  // watcher that wants_results: a call that runs then costs a second stop.
+  [[nodiscard]] virtual Result<void> returned(const ProcessAccess & /*tracee*/,
+                                              const Registers & /*regs*/) {
     return {};
   }
   [[nodiscard]] virtual bool wants_results() const { return false; }

@@ -46,9 +46,9 @@ Result<Action> sleep_for(SeccompStop &stop, std::uint64_t request,
 // returns EAGAIN, as the kernel's would on seeing the new value.
 Result<std::optional<Action>> futex_word_changed(const ProcessAccess &tracee,
                                                  const Syscall & /*call*/,
-                                                 const user_regs_struct &regs) {
-  auto word = tracee.read_value<std::uint32_t>(regs.rdi);
-  if (word && *word != static_cast<std::uint32_t>(regs.rdx))
+                                                 const Registers &regs) {
+  auto word = tracee.read_value<std::uint32_t>(regs.arg(0));
+  if (word && *word != static_cast<std::uint32_t>(regs.arg(2)))
     return std::optional(Action::answer(-EAGAIN));
   return std::optional<Action>();
 }
@@ -65,28 +65,28 @@ Result<Action> refuse_timer(const SeccompStop &stop, bool disarms) {
 } // namespace
 
 Result<Action> on_nanosleep(SeccompStop &stop) {
-  return sleep_for(stop, stop.regs.rdi, std::nullopt);
+  return sleep_for(stop, stop.regs.arg(0), std::nullopt);
 }
 
 Result<Action> on_clock_nanosleep(SeccompStop &stop) {
-  const bool absolute = (stop.regs.rsi & TIMER_ABSTIME) != 0;
-  return sleep_for(stop, stop.regs.rdx,
+  const bool absolute = (stop.regs.arg(1) & TIMER_ABSTIME) != 0;
+  return sleep_for(stop, stop.regs.arg(2),
                    absolute
-                       ? std::optional(static_cast<clockid_t>(stop.regs.rdi))
+                       ? std::optional(static_cast<clockid_t>(stop.regs.arg(0)))
                        : std::nullopt);
 }
 
 Result<Action> on_futex(SeccompStop &stop) {
-  const user_regs_struct &regs = stop.regs;
-  const int op = static_cast<int>(regs.rsi) & FUTEX_CMD_MASK;
+  const Registers &regs = stop.regs;
+  const int op = static_cast<int>(regs.arg(1)) & FUTEX_CMD_MASK;
   if (op != FUTEX_WAIT && op != FUTEX_WAIT_BITSET)
     return Action::run();
-  auto word = stop.tracee.read_value<std::uint32_t>(regs.rdi);
-  if (!word || *word != static_cast<std::uint32_t>(regs.rdx))
+  auto word = stop.tracee.read_value<std::uint32_t>(regs.arg(0));
+  if (!word || *word != static_cast<std::uint32_t>(regs.arg(2)))
     return Action::run(); // the kernel answers EFAULT or EAGAIN at once
-  if (regs.r10 == 0)
+  if (regs.arg(3) == 0)
     return Action::park();
-  auto length = stop.tracee.read_value<timespec>(regs.r10);
+  auto length = stop.tracee.read_value<timespec>(regs.arg(3));
   if (!length)
     return Action::answer(-EFAULT);
   stop.environment.note(executor::Source::kTimedWait, regs);
@@ -96,7 +96,7 @@ Result<Action> on_futex(SeccompStop &stop) {
   std::optional<std::chrono::nanoseconds> deadline =
       clock.elapsed() + from_timespec(*length);
   if (op == FUTEX_WAIT_BITSET)
-    deadline = clock.elapsed_at((regs.rsi & FUTEX_CLOCK_REALTIME) != 0
+    deadline = clock.elapsed_at((regs.arg(1) & FUTEX_CLOCK_REALTIME) != 0
                                     ? CLOCK_REALTIME
                                     : CLOCK_MONOTONIC,
                                 *length);
@@ -104,17 +104,17 @@ Result<Action> on_futex(SeccompStop &stop) {
 }
 
 Result<Action> on_alarm(SeccompStop &stop) {
-  return refuse_timer(stop, stop.regs.rdi == 0);
+  return refuse_timer(stop, stop.regs.arg(0) == 0);
 }
 
 Result<Action> on_setitimer(SeccompStop &stop) {
-  auto value = stop.tracee.read_value<itimerval>(stop.regs.rsi);
+  auto value = stop.tracee.read_value<itimerval>(stop.regs.arg(1));
   return refuse_timer(stop, value && value->it_value.tv_sec == 0 &&
                                 value->it_value.tv_usec == 0);
 }
 
 Result<Action> on_timer_settime(SeccompStop &stop) {
-  auto value = stop.tracee.read_value<itimerspec>(stop.regs.rdx);
+  auto value = stop.tracee.read_value<itimerspec>(stop.regs.arg(2));
   return refuse_timer(stop, value && value->it_value.tv_sec == 0 &&
                                 value->it_value.tv_nsec == 0);
 }

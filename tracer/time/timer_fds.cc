@@ -49,24 +49,24 @@ itimerspec TimerFds::remaining(int fd, const VirtualClock &clock) const {
 }
 
 Result<long> TimerFds::settime(ProcessAccess &tracee, const VirtualClock &clock,
-                               const user_regs_struct &regs) {
-  const int fd = static_cast<int>(regs.rdi);
-  auto wanted = tracee.read_value<itimerspec>(regs.rdx);
+                               const Registers &regs) {
+  const int fd = static_cast<int>(regs.arg(0));
+  auto wanted = tracee.read_value<itimerspec>(regs.arg(2));
   if (!wanted)
     return -EFAULT;
   const auto timer_clock_id = timer_clock(tracee, fd);
   if (!timer_clock_id)
     return -EINVAL;
   const itimerspec old = remaining(fd, clock);
-  if (regs.r10 != 0 &&
-      !tracee.write(regs.r10, std::as_bytes(std::span(&old, 1))).ok())
+  if (regs.arg(3) != 0 &&
+      !tracee.write(regs.arg(3), std::as_bytes(std::span(&old, 1))).ok())
     return -EFAULT;
   timers_.erase(fd);
   if (is_zero(wanted->it_value))
     return 0;
   std::optional<nanoseconds> deadline =
       clock.elapsed() + from_timespec(wanted->it_value);
-  if ((regs.rsi & TFD_TIMER_ABSTIME) != 0)
+  if ((regs.arg(1) & TFD_TIMER_ABSTIME) != 0)
     deadline = clock.elapsed_at(*timer_clock_id, wanted->it_value);
   if (!deadline)
     return -EINVAL;
@@ -78,9 +78,9 @@ Result<long> TimerFds::settime(ProcessAccess &tracee, const VirtualClock &clock,
 }
 
 Result<long> TimerFds::gettime(ProcessAccess &tracee, const VirtualClock &clock,
-                               const user_regs_struct &regs) {
-  const itimerspec now = remaining(static_cast<int>(regs.rdi), clock);
-  return tracee.write(regs.rsi, std::as_bytes(std::span(&now, 1))).ok()
+                               const Registers &regs) {
+  const itimerspec now = remaining(static_cast<int>(regs.arg(0)), clock);
+  return tracee.write(regs.arg(1), std::as_bytes(std::span(&now, 1))).ok()
              ? 0
              : -EFAULT;
 }

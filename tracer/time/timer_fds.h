@@ -1,7 +1,5 @@
 #pragma once
 
-#include <sys/user.h>
-
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -23,11 +21,11 @@ public:
   // timerfd_settime(fd, flags, new_value, old_value); returns its result.
   [[nodiscard]] Result<long> settime(ProcessAccess &tracee,
                                      const VirtualClock &clock,
-                                     const user_regs_struct &regs);
+                                     const Registers &regs);
   // timerfd_gettime(fd, curr_value); returns its result.
   [[nodiscard]] Result<long> gettime(ProcessAccess &tracee,
                                      const VirtualClock &clock,
-                                     const user_regs_struct &regs);
+                                     const Registers &regs);
   // Fires every timer whose deadline the clock has reached.
   [[nodiscard]] Result<void> fire_due(const ProcessAccess &tracee,
                                       const VirtualClock &clock);
