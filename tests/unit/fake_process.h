@@ -228,6 +228,10 @@ public:
     return std::vector<executor::Frame>();
   }
 
+  // ProcessAccess's read and write of the T a RemotePtr points to, which
+  // the overrides below would hide.
+  using ProcessAccess::read;
+  using ProcessAccess::write;
   [[nodiscard]] Result<void> read(std::span<const iovec> remote,
                                   std::span<std::byte> local) const override {
     std::size_t done = 0;

@@ -1,5 +1,6 @@
 // Registers names the fields of user_regs_struct by the x86-64 system-call
-// ABI and by what rdtsc returns.
+// ABI and by what rdtsc returns; a RemotePtr from an argument reads and
+// writes its T in the target (here a scripted one).
 
 #include "tracer/process/registers.h"
 
@@ -10,6 +11,9 @@
 #include <array>
 #include <cerrno>
 #include <cstdint>
+#include <ctime>
+
+#include "fake_process.h"
 
 namespace cmc::tracer::registers_test {
 namespace {
@@ -75,6 +79,37 @@ TEST(Registers, TheTscSplitsIntoEdxEax) {
   EXPECT_EQ(regs.raw().rcx, 7U); // rdtsc leaves rcx
   regs.set_tsc_aux(0);
   EXPECT_EQ(regs.raw().rcx, 0U);
+}
+
+TEST(RemotePtr, AnArgumentPointsIntoTheTarget) {
+  constexpr std::uint64_t kRequest = 0x10000;
+  constexpr std::uint64_t kRemaining = 0x10010;
+  fake::ScriptedProcess process;
+  process.map(kRequest, 2 * sizeof(timespec));
+  process.put(kRequest, timespec{3, 500});
+  const Registers regs = fake::entering(SYS_nanosleep, kRequest, kRemaining);
+  const RemotePtr<timespec> request = regs.arg_ptr<timespec>(0);
+  EXPECT_EQ(request.address(), kRequest);
+  EXPECT_FALSE(request.is_null());
+  EXPECT_TRUE(regs.arg_ptr<timespec>(2).is_null());
+  auto read = process.read(request);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->tv_sec, 3);
+  EXPECT_EQ(read->tv_nsec, 500);
+  ASSERT_TRUE(process.write(regs.arg_ptr<timespec>(1), timespec{1, 2}));
+  EXPECT_EQ(process.at<timespec>(kRemaining).tv_sec, 1);
+  EXPECT_EQ(process.at<timespec>(kRemaining).tv_nsec, 2);
+}
+
+TEST(RemotePtr, AnAddressNotMappedFails) {
+  fake::ScriptedProcess process;
+  // The T must fit where it points: half a timespec is mapped.
+  process.map(0x20000, sizeof(timespec) / 2);
+  const auto word = process.read(RemotePtr<std::uint32_t>(0x90000));
+  ASSERT_FALSE(word);
+  EXPECT_EQ(word.error().error_number, EFAULT);
+  EXPECT_FALSE(process.read(RemotePtr<timespec>(0x20000)));
+  EXPECT_FALSE(process.write(RemotePtr<timespec>(0x20000), timespec{}));
 }
 
 } // namespace

@@ -15,6 +15,7 @@
 #include "decoder/proc_maps.h"
 #include "executor/frame.h"
 #include "tracer/process/registers.h"
+#include "tracer/process/remote_ptr.h"
 #include "tracer/process/wait_status.h"
 #include "util/result.h"
 #include "util/unique_fd.h"
@@ -96,11 +97,10 @@ public:
   // Reads the remote ranges into local, which has the same total length.
   [[nodiscard]] virtual Result<void> read(std::span<const iovec> remote,
                                           std::span<std::byte> local) const = 0;
-  // Reads a value of type T at address in the target.
-  template <typename T>
-  [[nodiscard]] Result<T> read_value(std::uint64_t address) const {
+  // Reads the T ptr points to.
+  template <typename T> [[nodiscard]] Result<T> read(RemotePtr<T> ptr) const {
     T value{};
-    const iovec remote{reinterpret_cast<void *>(address), sizeof(T)};
+    const iovec remote{reinterpret_cast<void *>(ptr.address()), sizeof(T)};
     auto bytes = std::as_writable_bytes(std::span(&value, 1));
     if (auto done = read(std::span(&remote, 1), bytes); !done)
       return done.error();
@@ -109,6 +109,11 @@ public:
   // Writes bytes to writable memory of the target.
   [[nodiscard]] virtual Result<void>
   write(std::uint64_t address, std::span<const std::byte> bytes) = 0;
+  // Writes value over the T ptr points to (writable memory).
+  template <typename T>
+  [[nodiscard]] Result<void> write(RemotePtr<T> ptr, const T &value) {
+    return write(ptr.address(), std::as_bytes(std::span(&value, 1)));
+  }
   // Writes bytes over the target's code (copy-on-write, as a breakpoint).
   [[nodiscard]] virtual Result<void>
   patch_code(std::uint64_t address, std::span<const std::byte> bytes) = 0;

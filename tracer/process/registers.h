@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "tracer/process/remote_ptr.h"
 #include "util/check.h"
 
 namespace cmc::tracer {
@@ -40,6 +41,11 @@ public:
   }
   void set_arg(std::size_t index, std::uint64_t value) {
     raw_.*argument(index) = value;
+  }
+  // Argument index as the address of a T in the target.
+  template <typename T>
+  [[nodiscard]] RemotePtr<T> arg_ptr(std::size_t index) const {
+    return RemotePtr<T>(arg(index));
   }
   [[nodiscard]] std::array<std::uint64_t, 6> args() const {
     return {arg(0), arg(1), arg(2), arg(3), arg(4), arg(5)};

@@ -95,6 +95,10 @@ public:
   [[nodiscard]] Result<void> set_registers(const Registers &regs) override;
   [[nodiscard]] Result<std::vector<executor::Frame>>
   backtrace(std::size_t max_frames) const override;
+  // ProcessAccess's read and write of the T a RemotePtr points to, which
+  // the overrides below would hide.
+  using ProcessAccess::read;
+  using ProcessAccess::write;
   [[nodiscard]] Result<void> read(std::span<const iovec> remote,
                                   std::span<std::byte> local) const override;
   [[nodiscard]] Result<void> write(std::uint64_t address,

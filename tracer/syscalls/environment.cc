@@ -37,15 +37,11 @@ bool cpu_has_rdrand() {
   return rdrand || rdseed;
 }
 
-template <typename T> std::span<const std::byte> bytes_of(const T &value) {
-  return std::as_bytes(std::span(&value, 1));
-}
-
-// Writes value at address unless the address is null; false if the target
+// Writes value where ptr points unless it is null; false if the target
 // cannot take it (the call then fails with EFAULT).
 template <typename T>
-bool put(ProcessAccess &tracee, std::uint64_t address, const T &value) {
-  return address == 0 || tracee.write(address, bytes_of(value)).ok();
+bool put(ProcessAccess &tracee, RemotePtr<T> ptr, const T &value) {
+  return ptr.is_null() || tracee.write(ptr, value).ok();
 }
 
 constexpr long kFault = -EFAULT;
@@ -168,7 +164,7 @@ Result<void> Environment::at_entry(ProcessAccess &tracee, Registers regs) {
 Result<void> Environment::at_debug_state(ProcessAccess &tracee,
                                          Registers regs) {
   // Returns for it, as its ret would.
-  auto back = tracee.read_value<std::uint64_t>(regs.sp());
+  auto back = tracee.read(RemotePtr<std::uint64_t>(regs.sp()));
   if (!back)
     return back.error();
   regs.set_ip(*back);
@@ -257,38 +253,44 @@ Result<Action> answer_clock_gettime(SeccompStop &stop) {
       stop.environment.clock().now(static_cast<clockid_t>(stop.regs.arg(0)));
   if (!now)
     return Action::answer(-EINVAL);
-  return Action::answer(put(stop.tracee, stop.regs.arg(1), *now) ? 0 : kFault);
+  return Action::answer(
+      put(stop.tracee, stop.regs.arg_ptr<timespec>(1), *now) ? 0 : kFault);
 }
 
 Result<Action> answer_gettimeofday(SeccompStop &stop) {
   const timespec now = *stop.environment.clock().now(CLOCK_REALTIME);
   const timeval tv{now.tv_sec, now.tv_nsec / 1000};
   const struct timezone utc {};
-  return Action::answer(put(stop.tracee, stop.regs.arg(0), tv) &&
-                                put(stop.tracee, stop.regs.arg(1), utc)
-                            ? 0
-                            : kFault);
+  return Action::answer(
+      put(stop.tracee, stop.regs.arg_ptr<timeval>(0), tv) &&
+              put(stop.tracee, stop.regs.arg_ptr<struct timezone>(1), utc)
+          ? 0
+          : kFault);
 }
 
 Result<Action> answer_time(SeccompStop &stop) {
   const time_t seconds = stop.environment.clock().now(CLOCK_REALTIME)->tv_sec;
-  return Action::answer(put(stop.tracee, stop.regs.arg(0), seconds) ? seconds
-                                                                    : kFault);
+  return Action::answer(put(stop.tracee, stop.regs.arg_ptr<time_t>(0), seconds)
+                            ? seconds
+                            : kFault);
 }
 
 Result<Action> answer_clock_getres(SeccompStop &stop) {
   if (!stop.environment.clock().now(static_cast<clockid_t>(stop.regs.arg(0))))
     return Action::answer(-EINVAL);
   return Action::answer(
-      put(stop.tracee, stop.regs.arg(1), timespec{0, 1}) ? 0 : kFault);
+      put(stop.tracee, stop.regs.arg_ptr<timespec>(1), timespec{0, 1})
+          ? 0
+          : kFault);
 }
 
 Result<Action> answer_getcpu(SeccompStop &stop) {
   const unsigned zero = 0;
-  return Action::answer(put(stop.tracee, stop.regs.arg(0), zero) &&
-                                put(stop.tracee, stop.regs.arg(1), zero)
-                            ? 0
-                            : kFault);
+  return Action::answer(
+      put(stop.tracee, stop.regs.arg_ptr<unsigned>(0), zero) &&
+              put(stop.tracee, stop.regs.arg_ptr<unsigned>(1), zero)
+          ? 0
+          : kFault);
 }
 
 Result<Action> answer_getrandom(SeccompStop &stop) {

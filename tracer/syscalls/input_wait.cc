@@ -66,7 +66,7 @@ read_timeout(const ProcessAccess &tracee, Timeout arg,
   case Kind::kTimespec: {
     if (value == 0)
       return std::optional<nanoseconds>();
-    auto time = tracee.read_value<timespec>(value);
+    auto time = tracee.read(RemotePtr<timespec>(value));
     if (!time)
       return time.error();
     return std::optional(from_timespec(*time));
@@ -74,7 +74,7 @@ read_timeout(const ProcessAccess &tracee, Timeout arg,
   case Kind::kTimeval: {
     if (value == 0)
       return std::optional<nanoseconds>();
-    auto time = tracee.read_value<timeval>(value);
+    auto time = tracee.read(RemotePtr<timeval>(value));
     if (!time)
       return time.error();
     return std::optional<nanoseconds>(std::chrono::seconds(time->tv_sec) +
@@ -107,7 +107,7 @@ select_pollfds(const ProcessAccess &tracee,
   for (std::size_t set = 0; set < events.size(); ++set) {
     if (args[1 + set] == 0)
       continue;
-    auto bits = tracee.read_value<fd_set>(args[1 + set]);
+    auto bits = tracee.read(RemotePtr<fd_set>(args[1 + set]));
     if (!bits)
       return bits.error();
     for (int fd = 0; fd < nfds; ++fd)
@@ -257,11 +257,11 @@ Result<void> expire(ProcessAccess &tracee, const Syscall &call,
     break;
   case Kind::kTimespec:
   case Kind::kTimeval: {
-    // Below the 128-byte red zone that leaf code may use under rsp.
-    const std::uint64_t zero_at = (regs.sp() - 512) & ~std::uint64_t{15};
-    regs.set_arg(arg.arg, zero_at);
-    const std::array<std::byte, sizeof(timespec)> zero{};
-    if (auto written = tracee.write(zero_at, zero); !written)
+    // Below the 128-byte red zone that leaf code may use under rsp; a
+    // timeval is as long as a timespec.
+    const RemotePtr<timespec> zero((regs.sp() - 512) & ~std::uint64_t{15});
+    regs.set_arg(arg.arg, zero.address());
+    if (auto written = tracee.write(zero, timespec{}); !written)
       return written.error();
     break;
   }

@@ -28,9 +28,9 @@ Action sleep_until(const VirtualClock &clock,
 }
 
 // A sleep for the timespec at request: relative, or an instant of clock.
-Result<Action> sleep_for(SeccompStop &stop, std::uint64_t request,
+Result<Action> sleep_for(SeccompStop &stop, RemotePtr<timespec> request,
                          std::optional<clockid_t> absolute) {
-  auto length = stop.tracee.read_value<timespec>(request);
+  auto length = stop.tracee.read(request);
   if (!length)
     return Action::answer(-EFAULT);
   const VirtualClock &clock = stop.environment.clock();
@@ -47,7 +47,7 @@ Result<Action> sleep_for(SeccompStop &stop, std::uint64_t request,
 Result<std::optional<Action>> futex_word_changed(const ProcessAccess &tracee,
                                                  const Syscall & /*call*/,
                                                  const Registers &regs) {
-  auto word = tracee.read_value<std::uint32_t>(regs.arg(0));
+  auto word = tracee.read(regs.arg_ptr<std::uint32_t>(0));
   if (word && *word != static_cast<std::uint32_t>(regs.arg(2)))
     return std::optional(Action::answer(-EAGAIN));
   return std::optional<Action>();
@@ -65,12 +65,12 @@ Result<Action> refuse_timer(const SeccompStop &stop, bool disarms) {
 } // namespace
 
 Result<Action> on_nanosleep(SeccompStop &stop) {
-  return sleep_for(stop, stop.regs.arg(0), std::nullopt);
+  return sleep_for(stop, stop.regs.arg_ptr<timespec>(0), std::nullopt);
 }
 
 Result<Action> on_clock_nanosleep(SeccompStop &stop) {
   const bool absolute = (stop.regs.arg(1) & TIMER_ABSTIME) != 0;
-  return sleep_for(stop, stop.regs.arg(2),
+  return sleep_for(stop, stop.regs.arg_ptr<timespec>(2),
                    absolute
                        ? std::optional(static_cast<clockid_t>(stop.regs.arg(0)))
                        : std::nullopt);
@@ -81,12 +81,13 @@ Result<Action> on_futex(SeccompStop &stop) {
   const int op = static_cast<int>(regs.arg(1)) & FUTEX_CMD_MASK;
   if (op != FUTEX_WAIT && op != FUTEX_WAIT_BITSET)
     return Action::run();
-  auto word = stop.tracee.read_value<std::uint32_t>(regs.arg(0));
+  auto word = stop.tracee.read(regs.arg_ptr<std::uint32_t>(0));
   if (!word || *word != static_cast<std::uint32_t>(regs.arg(2)))
     return Action::run(); // the kernel answers EFAULT or EAGAIN at once
-  if (regs.arg(3) == 0)
+  const auto timeout = regs.arg_ptr<timespec>(3);
+  if (timeout.is_null())
     return Action::park();
-  auto length = stop.tracee.read_value<timespec>(regs.arg(3));
+  auto length = stop.tracee.read(timeout);
   if (!length)
     return Action::answer(-EFAULT);
   stop.environment.note(executor::Source::kTimedWait, regs);
@@ -108,13 +109,13 @@ Result<Action> on_alarm(SeccompStop &stop) {
 }
 
 Result<Action> on_setitimer(SeccompStop &stop) {
-  auto value = stop.tracee.read_value<itimerval>(stop.regs.arg(1));
+  auto value = stop.tracee.read(stop.regs.arg_ptr<itimerval>(1));
   return refuse_timer(stop, value && value->it_value.tv_sec == 0 &&
                                 value->it_value.tv_usec == 0);
 }
 
 Result<Action> on_timer_settime(SeccompStop &stop) {
-  auto value = stop.tracee.read_value<itimerspec>(stop.regs.arg(2));
+  auto value = stop.tracee.read(stop.regs.arg_ptr<itimerspec>(2));
   return refuse_timer(stop, value && value->it_value.tv_sec == 0 &&
                                 value->it_value.tv_nsec == 0);
 }

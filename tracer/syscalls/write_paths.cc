@@ -67,8 +67,9 @@ Result<std::string> resolve(const ProcessAccess &tracee, long dirfd,
 }
 
 // openat2's flags are in its struct open_how, whose first field they are.
-bool openat2_writes(const ProcessAccess &tracee, std::uint64_t how) {
-  auto flags = tracee.read_value<std::uint64_t>(how);
+bool openat2_writes(const ProcessAccess &tracee,
+                    RemotePtr<std::uint64_t> flags_at) {
+  auto flags = tracee.read(flags_at);
   return !flags || (*flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) != 0;
 }
 
@@ -78,7 +79,8 @@ Result<Action> on_write_path(SeccompStop &stop) {
   const ProcessAccess &tracee = stop.tracee;
   const Syscall &call = stop.call;
   const auto args = stop.args();
-  if (call.name == "openat2" && !openat2_writes(tracee, args[2]))
+  if (call.name == "openat2" &&
+      !openat2_writes(tracee, stop.regs.arg_ptr<std::uint64_t>(2)))
     return Action::run();
   for (const PathArg &arg : call.paths) {
     if (arg.path < 0)

@@ -51,15 +51,15 @@ itimerspec TimerFds::remaining(int fd, const VirtualClock &clock) const {
 Result<long> TimerFds::settime(ProcessAccess &tracee, const VirtualClock &clock,
                                const Registers &regs) {
   const int fd = static_cast<int>(regs.arg(0));
-  auto wanted = tracee.read_value<itimerspec>(regs.arg(2));
+  auto wanted = tracee.read(regs.arg_ptr<itimerspec>(2));
   if (!wanted)
     return -EFAULT;
   const auto timer_clock_id = timer_clock(tracee, fd);
   if (!timer_clock_id)
     return -EINVAL;
   const itimerspec old = remaining(fd, clock);
-  if (regs.arg(3) != 0 &&
-      !tracee.write(regs.arg(3), std::as_bytes(std::span(&old, 1))).ok())
+  if (const auto old_value = regs.arg_ptr<itimerspec>(3);
+      !old_value.is_null() && !tracee.write(old_value, old).ok())
     return -EFAULT;
   timers_.erase(fd);
   if (is_zero(wanted->it_value))
@@ -80,9 +80,7 @@ Result<long> TimerFds::settime(ProcessAccess &tracee, const VirtualClock &clock,
 Result<long> TimerFds::gettime(ProcessAccess &tracee, const VirtualClock &clock,
                                const Registers &regs) {
   const itimerspec now = remaining(static_cast<int>(regs.arg(0)), clock);
-  return tracee.write(regs.arg(1), std::as_bytes(std::span(&now, 1))).ok()
-             ? 0
-             : -EFAULT;
+  return tracee.write(regs.arg_ptr<itimerspec>(1), now).ok() ? 0 : -EFAULT;
 }
 
 Result<void> TimerFds::fire_due(const ProcessAccess &tracee,

@@ -218,7 +218,7 @@ Result<void> TscPatches::patch(ProcessAccess &tracee,
   if (const auto at = (*file)->debug_state ? address(*(*file)->debug_state)
                                            : std::nullopt) {
     // glibc's _dl_debug_state is a bare ret: a breakpoint answers it.
-    auto code = tracee.read_value<std::byte>(*at);
+    auto code = tracee.read(RemotePtr<std::byte>(*at));
     if (code && *code == kRet) {
       if (auto patched = tracee.patch_code(*at, std::array{kInt3}); !patched)
         return patched;
