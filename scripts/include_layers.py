@@ -31,6 +31,7 @@ ORDER = [
     "tracer/process",
     "tracer/net",
     "tracer/time",
+    "tracer/schedule",
     "tracer/syscalls",
     "tracer/capture",
     "tracer/control",

@@ -26,13 +26,15 @@
 
 namespace cmc::fake {
 
-// One stop wait() reports: the thread, its waitpid status, and what
-// registers() and event_message() show at it.
+// One stop wait() reports: the thread, its waitpid status, what
+// registers() and event_message() show at it, and the 32-bit words the
+// thread (or the kernel, as it ended) stored before it.
 struct Stop {
   pid_t tid = 0;
   int status = 0;
   tracer::Registers regs{};
   unsigned long event = 0;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> stores{};
 };
 
 // Stops as waitpid encodes them (with cmc's ptrace options).
@@ -138,15 +140,16 @@ public:
   }
   // A thread the target created (is_thread() says so).
   void add_thread(pid_t tid) { threads_.insert(tid); }
-  void set_asleep_in_futex(pid_t tid, bool asleep) { asleep_[tid] = asleep; }
   void set_hung(bool hung) { hung_ = hung; }
   // Which threads still_stopped() denies (a SIGKILL ended their stop).
   void set_killed(pid_t tid) { killed_.insert(tid); }
 
+  // A resumption, with the thread's registers as it went on.
   struct Resume {
     pid_t tid;
     int signal;
     bool to_syscall_stop;
+    tracer::Registers regs;
   };
   [[nodiscard]] const std::vector<Resume> &resumes() const { return resumes_; }
   [[nodiscard]] const tracer::Registers &registers_of(pid_t tid) const {
@@ -162,7 +165,9 @@ public:
   [[nodiscard]] pid_t focused() const override { return focus_; }
   void focus(pid_t tid) override { focus_ = tid; }
   void resume(int signal = 0, bool to_syscall_stop = false) override {
-    resumes_.push_back({focus_, signal, to_syscall_stop});
+    resumes_.push_back({focus_, signal, to_syscall_stop,
+                        regs_.contains(focus_) ? regs_.at(focus_)
+                                               : tracer::Registers{}});
     stopped_.erase(focus_);
   }
   // Reports the next stop of the script if its thread runs: cmc resumed
@@ -182,6 +187,8 @@ public:
     }
     const Stop stop = script_.front();
     script_.pop_front();
+    for (const auto &[address, word] : stop.stores)
+      put(address, word);
     focus_ = stop.tid;
     const tracer::WaitStatus status(stop.status);
     if (status.stopped()) { // an ended thread has no registers
@@ -193,10 +200,6 @@ public:
   }
   [[nodiscard]] bool still_stopped(pid_t tid) const override {
     return !killed_.contains(tid);
-  }
-  [[nodiscard]] Result<bool> asleep_in_futex(pid_t tid) const override {
-    const auto found = asleep_.find(tid);
-    return found != asleep_.end() && found->second;
   }
   [[nodiscard]] Result<bool> is_thread(pid_t tid) const override {
     return threads_.contains(tid);
@@ -309,7 +312,6 @@ private:
   std::map<int, int> fds_;
   std::map<std::string, std::string> proc_files_;
   std::set<pid_t> threads_;
-  std::map<pid_t, bool> asleep_;
   std::set<pid_t> killed_;
   std::set<pid_t> stopped_; // in a stop wait() reported, not resumed since
   bool hung_ = false;

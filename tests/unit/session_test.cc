@@ -1,6 +1,8 @@
 // Session's thread states on a scripted process: which stops make a
-// thread held, parked or running, when a step ends quiescent, and how the
-// threads' creation and end are followed.
+// thread held, ready or running, when a step ends quiescent, how the
+// threads' creation and end are followed, and that they run one at a time
+// on cmc's futexes (the fake reports no stop of a thread cmc has not
+// resumed).
 
 #include "tracer/control/session.h"
 
@@ -113,31 +115,37 @@ TEST_F(SessionTest, AnAnsweredCallIsSkippedWithItsResult) {
   EXPECT_EQ(regs.result(), -EINVAL);
 }
 
-TEST_F(SessionTest, AFutexWaitWithNoTimeoutIsParked) {
+TEST_F(SessionTest, AFutexWaitWithNoTimeoutIsHeld) {
   process.put(kBuffer, std::uint32_t{7});
   process.then(fake::seccomp_stop(
       kLeader, fake::entering(SYS_futex, kBuffer, FUTEX_WAIT_PRIVATE, 7, 0)));
-  process.set_asleep_in_futex(kLeader, true);
   // Alone in a futex wait: nothing can wake it.
   EXPECT_EQ(faults().kind, Fault::Kind::kDeadlock);
-  ASSERT_EQ(process.resumes().size(), 2U);
-  EXPECT_TRUE(process.resumes()[1].to_syscall_stop)
-      << "a parked thread stops at its exit";
+  EXPECT_EQ(process.resumes().size(), 1U) << "held at its entry, in cmc";
   EXPECT_EQ(session.waits_in(), "futex");
+}
+
+TEST_F(SessionTest, AFutexWaitOnAChangedWordRuns) {
+  process.put(kBuffer, std::uint32_t{8});
+  process.then(fake::seccomp_stop(
+      kLeader, fake::entering(SYS_futex, kBuffer, FUTEX_WAIT_PRIVATE, 7, 0)));
+  reads(kLeader); // after the kernel's EAGAIN
+  quiescent();
+  EXPECT_EQ(process.resumes().size(), 2U);
 }
 
 TEST_F(SessionTest, ANewThreadIsFollowed) {
   process.add_thread(kWorker);
   process.then({kLeader, fake::event_status(PTRACE_EVENT_CLONE), {}, kWorker});
   process.then({kWorker, fake::signal_status(SIGSTOP)});
-  reads(kWorker);
   reads(kLeader);
+  reads(kWorker);
   quiescent();
   EXPECT_EQ(session.thread_count(), 2U);
   EXPECT_EQ(session.waits_in(), "read");
   EXPECT_EQ(process.adopted(), std::vector<pid_t>{kWorker});
-  // The leader resumed at its start and after its clone, the worker after
-  // its first stop,
+  // The leader resumed at its start and after its clone, and ran until it
+  // waited; the worker then, from its first stop,
   // with no signal (ptrace's SIGSTOP is not the target's).
   ASSERT_EQ(process.resumes().size(), 3U);
   EXPECT_EQ(process.resumes()[2].tid, kWorker);
@@ -152,8 +160,8 @@ TEST_F(SessionTest, AThreadThatEndsIsForgotten) {
   process.add_thread(kWorker);
   process.then({kLeader, fake::event_status(PTRACE_EVENT_CLONE), {}, kWorker});
   process.then({kWorker, fake::signal_status(SIGSTOP)});
-  process.then({kWorker, fake::exit_status(0)});
   reads(kLeader);
+  process.then({kWorker, fake::exit_status(0)});
   quiescent();
   EXPECT_EQ(session.thread_count(), 1U);
   EXPECT_EQ(process.forgotten(), std::vector<pid_t>{kWorker});
@@ -230,6 +238,112 @@ TEST_F(SessionTest, SavedStateIsPutBack) {
   session.restore(saved);
   EXPECT_EQ(session.waits_in(), "read");
   EXPECT_EQ(session.hidden_state(), at_read);
+}
+
+// The leader starts a worker and waits on a futex that the worker wakes.
+struct TwoThreads : SessionTest {
+  static constexpr std::uint64_t kWord = kBuffer + 128;
+  TwoThreads() {
+    process.add_thread(kWorker);
+    process.put(kWord, std::uint32_t{0});
+    process.then(
+        {kLeader, fake::event_status(PTRACE_EVENT_CLONE), {}, kWorker});
+    process.then({kWorker, fake::signal_status(SIGSTOP)});
+  }
+  void waits(pid_t tid, std::uint64_t timeout = 0) {
+    process.then(fake::seccomp_stop(
+        tid, fake::entering(SYS_futex, kWord, FUTEX_WAIT_PRIVATE, 0, timeout)));
+  }
+  void wakes(pid_t tid, int count) {
+    process.then(fake::seccomp_stop(
+        tid, fake::entering(SYS_futex, kWord, FUTEX_WAKE_PRIVATE,
+                            static_cast<std::uint64_t>(count))));
+  }
+  void sleeps(pid_t tid) {
+    process.then(fake::seccomp_stop(
+        tid, fake::entering(SYS_nanosleep, kBuffer + 64, 0)));
+  }
+  [[nodiscard]] std::vector<pid_t> resumed() const {
+    std::vector<pid_t> tids;
+    for (const auto &resume : process.resumes())
+      tids.push_back(resume.tid);
+    return tids;
+  }
+};
+
+TEST_F(TwoThreads, AWakeOfAnotherThreadEndsAFutexWait) {
+  waits(kLeader);
+  wakes(kWorker, 1);
+  reads(kWorker);
+  reads(kLeader);
+  quiescent();
+  // The worker ran only once the leader waited, and the leader only once
+  // the worker waited too.
+  ASSERT_EQ(resumed(),
+            (std::vector<pid_t>{kLeader, kLeader, kWorker, kWorker, kLeader}));
+  EXPECT_EQ(session.waits_in(), "read");
+  // The wake was skipped, answered with the one waiter it woke; the wait,
+  // skipped too, returned 0.
+  EXPECT_EQ(process.resumes()[3].regs.syscall_number(), -1);
+  EXPECT_EQ(process.resumes()[3].regs.result(), 1);
+  EXPECT_EQ(process.resumes()[4].regs.syscall_number(), -1);
+  EXPECT_EQ(process.resumes()[4].regs.result(), 0);
+}
+
+TEST_F(TwoThreads, AWakeWithNoWaiterWakesNobody) {
+  wakes(kLeader, 1);
+  reads(kLeader);
+  reads(kWorker);
+  quiescent();
+  EXPECT_EQ(resumed(), (std::vector<pid_t>{kLeader, kLeader, kLeader, kWorker}));
+}
+
+TEST_F(TwoThreads, EveryThreadInAFutexWaitIsADeadlock) {
+  waits(kLeader);
+  waits(kWorker);
+  EXPECT_EQ(faults().kind, Fault::Kind::kDeadlock);
+  EXPECT_EQ(session.waits_in(), "futex");
+}
+
+TEST_F(TwoThreads, AYieldLetsTheNextThreadRun) {
+  process.then(fake::seccomp_stop(kLeader, fake::entering(SYS_sched_yield)));
+  reads(kWorker);
+  reads(kLeader);
+  quiescent();
+  EXPECT_EQ(resumed(), (std::vector<pid_t>{kLeader, kLeader, kWorker, kLeader}));
+}
+
+TEST_F(TwoThreads, TheFutexQueueIsHiddenStateAndSaved) {
+  waits(kLeader);
+  reads(kWorker);
+  quiescent();
+  const Session::Saved saved = session.save();
+  const auto queued = session.hidden_state();
+  // Input ends the worker's read; it wakes the leader and both sleep.
+  ASSERT_TRUE(input.send());
+  process.put(kBuffer + 64, timespec{1, 0});
+  wakes(kWorker, 1);
+  sleeps(kWorker);
+  sleeps(kLeader);
+  quiescent();
+  EXPECT_EQ(session.waits_in(), "nanosleep");
+  EXPECT_NE(session.hidden_state(), queued);
+  session.restore(saved);
+  EXPECT_EQ(session.hidden_state(), queued);
+}
+
+TEST_F(TwoThreads, AThreadsEndWakesTheWaitersOfItsClearedWord) {
+  // pthread_join: the leader waits on the worker's tid word, which the
+  // kernel clears and wakes (a wake that cannot reach cmc's futexes) as
+  // the worker ends.
+  process.put(kWord, std::uint32_t{kWorker});
+  process.then(fake::seccomp_stop(
+      kLeader, fake::entering(SYS_futex, kWord, FUTEX_WAIT, kWorker, 0)));
+  process.then({kWorker, fake::exit_status(0), {}, 0, {{kWord, 0}}});
+  reads(kLeader);
+  quiescent();
+  EXPECT_EQ(session.thread_count(), 1U);
+  EXPECT_EQ(session.waits_in(), "read");
 }
 
 } // namespace

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tracer/schedule/run_order.h"
 #include "tracer/syscalls/input_wait.h"
 #include "util/log.h"
 #include "util/signal_name.h"
@@ -52,8 +53,7 @@ Error new_process_error(pid_t pid) {
 } // namespace
 
 Result<std::optional<executor::Fault>> Session::run_until_quiescent() {
-  if (auto released = release_held(); !released)
-    return released.error();
+  ran_before_.reset();
   while (true) {
     auto status = next_stop();
     if (!status)
@@ -65,13 +65,17 @@ Result<std::optional<executor::Fault>> Session::run_until_quiescent() {
       ending();
       continue;
     }
+    if (fault && *fault && (*fault)->kind == executor::Fault::Kind::kHang &&
+        starved_ && !starved_->empty())
+      return Error{*starved_};
     if (!fault || *fault)
       return fault;
   }
-  // Quiescent. With no thread held in a wait, every one sleeps on a futex
-  // that only another of them could wake.
+  // Quiescent. With every thread in a futex wait with no timeout, none is
+  // left to wake another.
   for (const auto &[tid, thread] : threads_)
-    if (thread.run == Thread::Run::kHeld)
+    if (thread.run == Thread::Run::kHeld &&
+        (!thread.waiting->futex || thread.waiting->deadline))
       return std::optional<executor::Fault>();
   return std::optional(
       executor::Fault{.kind = executor::Fault::Kind::kDeadlock});
@@ -126,43 +130,51 @@ std::optional<std::chrono::nanoseconds> Session::next_deadline() const {
 }
 
 Result<std::optional<WaitStatus>> Session::next_stop() {
-  while (true) {
-    const bool running = std::ranges::any_of(threads_, [](const auto &entry) {
-      return entry.second.run == Thread::Run::kRunning ||
-             entry.second.run == Thread::Run::kStarting;
-    });
-    auto status = tracee_.wait(running);
-    if (!status || *status || running)
-      return status;
-    // Only parked threads may still move: each is about to sleep in its
-    // futex wait, or was woken and is about to stop at its exit. A thread
-    // found asleep with every other one stopped or asleep stays so.
-    bool asleep = true;
-    for (const auto &[tid, thread] : threads_) {
-      if (thread.run != Thread::Run::kParked)
-        continue;
-      // A thread woken that ended is not asleep: waitpid reports its end.
-      auto sleeps = tracee_.asleep_in_futex(tid);
-      if (!sleeps && !sleeps.error().target_gone())
-        return sleeps.error();
-      asleep = asleep && sleeps && *sleeps;
-    }
-    if (!asleep) {
-      sched_yield();
-      continue;
-    }
-    // A thread held in a wait that another thread ended (it wrote to the
-    // pipe or changed the futex word) runs on; else it is quiescent.
-    auto released = threads_.size() > 1 ? release_held() : Result<bool>(false);
-    if (!released)
-      return released.error();
-    if (!*released)
+  // While the target ends (ending()) every thread runs.
+  const bool running = std::ranges::any_of(threads_, [](const auto &entry) {
+    return entry.second.run == Thread::Run::kRunning;
+  });
+  const bool starting =
+      running_ && threads_.at(*running_).run == Thread::Run::kStarting;
+  if (!running && !starting) {
+    auto dispatched = dispatch();
+    if (!dispatched)
+      return dispatched.error();
+    if (!*dispatched)
       return std::optional<WaitStatus>();
   }
+  return tracee_.wait(true);
 }
 
-Result<bool> Session::release_held() {
-  bool released = false;
+Result<bool> Session::dispatch() {
+  if (auto released = release_held(); !released)
+    return released.error();
+  std::map<std::size_t, pid_t> runnable; // by index
+  for (const auto &[tid, thread] : threads_) {
+    if (thread.run == Thread::Run::kRunning)
+      return true; // the target was found ending
+    if (thread.run == Thread::Run::kReady ||
+        thread.run == Thread::Run::kStarting)
+      runnable[thread.index] = tid;
+  }
+  std::vector<std::size_t> indices;
+  indices.reserve(runnable.size());
+  for (const auto &[index, tid] : runnable)
+    indices.push_back(index);
+  const auto next = next_to_run(indices, ran_before_);
+  if (!next)
+    return false;
+  const pid_t tid = runnable.at(*next);
+  running_ = tid;
+  // A thread not yet at its first stop is resumed there.
+  if (Thread &thread = threads_.at(tid); thread.run == Thread::Run::kReady) {
+    tracee_.focus(tid);
+    proceed(thread, Next::kRun);
+  }
+  return true;
+}
+
+Result<void> Session::release_held() {
   for (auto &[tid, thread] : threads_) {
     auto checked = thread.run == Thread::Run::kHeld ? recheck(tid, thread)
                                                     : Result<void>();
@@ -170,15 +182,48 @@ Result<bool> Session::release_held() {
       return checked.error();
     if (!checked) {
       ending();
-      return true; // each thread reports its end
-    }
-    if (thread.run == Thread::Run::kReady) {
-      tracee_.focus(tid);
-      proceed(thread, Next::kRun);
-      released = true;
+      return {}; // each thread reports its end
     }
   }
-  return released;
+  return {};
+}
+
+Result<long> Session::wake(const FutexWake &wake, bool counts_requeued) {
+  const pid_t waker = tracee_.focused();
+  const FutexQueue::Woken woken = futexes_.wake(wake);
+  for (const pid_t tid : woken.woken) {
+    Thread &thread = threads_.at(tid);
+    const Waiting waited = *thread.waiting;
+    thread.waiting.reset();
+    thread.run = Thread::Run::kReady;
+    tracee_.focus(tid);
+    if (auto skipped = skip(thread, waited.regs, 0); !skipped) {
+      tracee_.focus(waker);
+      return skipped.error();
+    }
+  }
+  tracee_.focus(waker);
+  return static_cast<long>(woken.woken.size()) +
+         (counts_requeued ? woken.requeued : 0);
+}
+
+Result<void> Session::wake_changed_words() {
+  // Copied: each wake changes the queue.
+  const std::vector<FutexQueue::Entry> entries = futexes_.entries();
+  for (const FutexQueue::Entry &entry : entries) {
+    auto word = tracee_.read(RemotePtr<std::uint32_t>{entry.wait.address});
+    if (word && *word == entry.wait.value)
+      continue;
+    Thread &thread = threads_.at(entry.tid);
+    const Waiting waited = *thread.waiting;
+    futexes_.cancel(entry.tid);
+    thread.waiting.reset();
+    thread.run = Thread::Run::kReady;
+    tracee_.focus(entry.tid);
+    if (auto skipped = skip(thread, waited.regs, 0); !skipped)
+      return skipped;
+  }
+  return {};
 }
 
 Result<Session::Thread *> Session::current() {
@@ -200,21 +245,40 @@ Result<Session::Thread *> Session::current() {
 }
 
 void Session::proceed(Thread &thread, Next next, int signal) {
-  thread.run = next == Next::kHold   ? Thread::Run::kHeld
-               : next == Next::kPark ? Thread::Run::kParked
-                                     : Thread::Run::kRunning;
-  if (next != Next::kHold)
-    tracee_.resume(signal, thread.awaiting_exit || next == Next::kPark);
+  if (next == Next::kRun) {
+    thread.run = Thread::Run::kRunning;
+    tracee_.resume(signal, thread.awaiting_exit);
+    return;
+  }
+  thread.run = next == Next::kHold ? Thread::Run::kHeld : Thread::Run::kReady;
+  if (running_ == tracee_.focused()) {
+    ran_before_ = thread.index;
+    running_.reset();
+  }
 }
 
 Result<std::optional<executor::Fault>>
 Session::on_stop(const WaitStatus &status) {
   const pid_t tid = tracee_.focused();
   if (status.gone()) {
+    // The first end of a thread the watchdog killed: was it cmc's
+    // scheduler that kept the step from ending?
+    if (tracee_.hung() && !starved_)
+      starved_ = starvation();
     if (tid == tracee_.pid())
       return std::optional(fault_of(status));
-    threads_.erase(tid); // a thread ended; the others go on
+    // A thread ended; the others go on.
+    if (auto ended = threads_.find(tid); ended != threads_.end()) {
+      if (running_ == tid) {
+        ran_before_ = ended->second.index;
+        running_.reset();
+      }
+      threads_.erase(ended);
+    }
+    futexes_.cancel(tid);
     tracee_.forget(tid);
+    if (auto woken = wake_changed_words(); !woken)
+      return woken.error();
     return std::optional<executor::Fault>();
   }
   auto thread = current();
@@ -252,13 +316,15 @@ Result<void> Session::on_thread_stop(pid_t tid, Thread &self,
   }
   if (event == PTRACE_EVENT_EXEC)
     return on_exec(tid, self);
-  // A new thread starts in a SIGSTOP stop of ptrace's. A signal-delivery
-  // stop passes the signal on unless cmc answers it; other event stops
-  // resume with no signal.
-  const bool first_stop =
-      self.run == Thread::Run::kStarting && status.stop_signal() == SIGSTOP;
+  // A new thread starts in a SIGSTOP stop of ptrace's, and runs from there
+  // when the scheduler chooses it. A signal-delivery stop passes the signal
+  // on unless cmc answers it; other event stops resume with no signal.
+  if (self.run == Thread::Run::kStarting && status.stop_signal() == SIGSTOP) {
+    proceed(self, running_ == tid ? Next::kRun : Next::kYield);
+    return {};
+  }
   int signal = 0;
-  if (!first_stop && event == 0 && !status.group_stop()) {
+  if (event == 0 && !status.group_stop()) {
     auto deliver = on_signal(status.stop_signal());
     if (!deliver)
       return deliver.error();
@@ -275,6 +341,8 @@ Result<void> Session::on_exec(pid_t tid, Thread &self) {
   // that called it, now the leader, under its old id without a report).
   std::erase_if(threads_,
                 [&](const auto &entry) { return entry.first != tid; });
+  futexes_ = {};
+  running_ = tid;
   self.waiting.reset();
   self.awaiting_exit = false;
   // A new program, with a new vDSO and auxiliary vector.
@@ -343,6 +411,7 @@ Result<void> Session::advance_clock(std::chrono::nanoseconds by) {
       continue;
     const Waiting fired = *thread.waiting;
     thread.waiting.reset();
+    futexes_.cancel(tid);
     thread.run = Thread::Run::kReady;
     tracee_.focus(tid);
     auto ended = fired.result_at_deadline
@@ -373,6 +442,10 @@ std::uint64_t Session::hidden_state() const {
                                    ? thread->waiting->deadline->count()
                                    : -1});
   }
+  // The futex waiters in the order they wake, which the kernel would keep.
+  // (The word each waits on is in its registers, which are state.)
+  for (const FutexQueue::Entry &entry : futexes_.entries())
+    words.push_back(static_cast<std::int64_t>(threads_.at(entry.tid).index));
   environment_.timers().for_each([&](int fd, std::chrono::nanoseconds deadline,
                                      std::chrono::nanoseconds interval) {
     words.insert(words.end(), {fd, deadline.count(), interval.count()});
@@ -382,13 +455,10 @@ std::uint64_t Session::hidden_state() const {
 
 std::string Session::waits_in() const {
   std::map<std::size_t, std::string_view> calls;
-  for (const auto &[tid, thread] : threads_) {
-    if (thread.run == Thread::Run::kParked)
-      calls[thread.index] = "futex";
-    else if (thread.run == Thread::Run::kHeld && thread.waiting &&
-             thread.waiting->call != nullptr)
+  for (const auto &[tid, thread] : threads_)
+    if (thread.run == Thread::Run::kHeld && thread.waiting &&
+        thread.waiting->call != nullptr)
       calls[thread.index] = thread.waiting->call->name;
-  }
   std::vector<std::string_view> names;
   for (const auto &[index, name] : calls)
     if (std::find(names.begin(), names.end(), name) == names.end())
@@ -408,11 +478,31 @@ std::vector<ThreadRegisters> Session::thread_registers() const {
 }
 
 void Session::ending() {
+  running_.reset();
   for (auto &[tid, thread] : threads_) {
     thread.run = Thread::Run::kRunning;
     thread.waiting.reset();
     thread.awaiting_exit = false;
   }
+}
+
+std::string Session::starvation() const {
+  if (!running_ || !threads_.contains(*running_))
+    return {};
+  const auto waiting = std::ranges::count_if(threads_, [](const auto &entry) {
+    return entry.second.run == Thread::Run::kReady ||
+           entry.second.run == Thread::Run::kStarting;
+  });
+  if (waiting == 0)
+    return {};
+  return fmt::format(
+      "the target's thread {} ran for the whole step timeout without a "
+      "system call that cmc stops at, while {} other thread(s) that could "
+      "run waited for it: cmc runs one thread at a time and switches only "
+      "at such calls (there are no performance counters here to preempt it "
+      "on), so a thread that spins until another one runs, or blocks in a "
+      "call cmc does not hold, cannot be checked",
+      threads_.at(*running_).index, waiting);
 }
 
 executor::Fault Session::fault_of(const WaitStatus &status) const {
@@ -506,10 +596,23 @@ Result<Session::Next> Session::act(Thread &thread, const Syscall &call,
     return Next::kRun;
   case Action::Kind::kHold:
     thread.waiting = Waiting{&call, regs, action.deadline,
-                             action.result_at_deadline, action.recheck};
+                             action.result_at_deadline, action.recheck,
+                             action.futex};
+    if (action.futex)
+      futexes_.wait(tracee_.focused(), *action.futex);
     return Next::kHold;
-  case Action::Kind::kPark:
-    return Next::kPark;
+  case Action::Kind::kWake: {
+    auto woken = wake(action.wake, action.counts_requeued);
+    if (!woken)
+      return woken.error();
+    if (auto skipped = skip(thread, regs, *woken); !skipped)
+      return skipped.error();
+    return Next::kRun;
+  }
+  case Action::Kind::kYield:
+    if (auto skipped = skip(thread, regs, 0); !skipped)
+      return skipped.error();
+    return Next::kYield;
   }
   return Next::kRun;
 }
@@ -600,13 +703,14 @@ Result<std::optional<sockaddr_storage>> Session::listen_address() const {
 }
 
 Session::Saved Session::save() const {
-  return {environment_, threads_, threads_created_, listening_fd_};
+  return {environment_, threads_, threads_created_, futexes_, listening_fd_};
 }
 
 void Session::restore(const Saved &saved) {
   environment_ = saved.environment;
   threads_ = saved.threads;
   threads_created_ = saved.threads_created;
+  futexes_ = saved.futexes;
   listening_fd_ = saved.listening_fd;
 }
 

@@ -10,6 +10,7 @@
 
 #include "executor/executor.h"
 #include "tracer/process/process_access.h"
+#include "tracer/schedule/futex_queue.h"
 #include "tracer/syscalls/environment.h"
 #include "tracer/syscalls/syscall_table.h"
 #include "tracer/syscalls/syscall_watcher.h"
@@ -20,6 +21,13 @@ namespace cmc::tracer {
 // Drives one traced target from one quiescent point to the next, answers
 // its reads of time and randomness from the Environment, and learns the
 // address it listens on from its own listen().
+//
+// Its threads run one at a time, on cmc's futexes
+// (tracer/schedule/futex_queue.h), so that every run of a path runs them
+// in the same order: the one running goes on until it waits (a call held,
+// a futex wait), yields or ends; then the next that can run, in order of
+// creation after it (tracer/schedule/run_order.h), the lowest first at the
+// start of a step.
 class Session {
 public:
   Session(ProcessAccess &tracee, std::uint64_t seed)
@@ -37,14 +45,14 @@ public:
   // start-up, as when a wrapper execs the server, cmc follows it).
   void fix_program() { program_fixed_ = true; }
 
-  // Runs the target until it is quiescent: every thread waits for input
-  // that cmc has not sent or for the virtual clock (it is then stopped on
-  // entry to that call), or sleeps in a futex wait with no timeout, which
-  // only another thread can end; or until it ends. A thread still waiting
-  // as it was is not resumed at all. Returns nothing when quiescent, the
-  // Fault when it died, exited, hung or deadlocked (every thread in a futex
-  // wait; step field unset), an Error when it cannot be followed or it
-  // reached for something cmc does not control.
+  // Runs the target until it is quiescent: every thread waits, stopped on
+  // entry to the call it waits in, for input that cmc has not sent, for the
+  // virtual clock, or in a futex wait that only another thread can end; or
+  // until it ends. A thread still waiting as it was is not resumed at all.
+  // Returns nothing when quiescent, the Fault when it died, exited, hung or
+  // deadlocked (every thread in a futex wait with no timeout; step field
+  // unset), an Error when it cannot be followed or it reached for
+  // something cmc does not control.
   [[nodiscard]] Result<std::optional<executor::Fault>> run_until_quiescent();
 
   // run_until_quiescent() for start-up: sleeps and timed waits before the
@@ -79,8 +87,7 @@ public:
   // in order of the threads' creation: "epoll_wait", "accept, futex".
   [[nodiscard]] std::string waits_in() const;
   // The threads of a quiescent target in order of creation, each with its
-  // registers as it entered the call it waits in. A parked thread sleeps
-  // in the kernel, not stopped: PTRACE_GETREGS cannot reach it.
+  // registers as it entered the call it waits in.
   [[nodiscard]] std::vector<ThreadRegisters> thread_registers() const;
   [[nodiscard]] std::size_t thread_count() const { return threads_.size(); }
   // How many calls the target made whose effect a snapshot cannot undo
@@ -112,8 +119,10 @@ private:
     // A sleep or futex wait: skipped with this result at its deadline.
     // Nothing: a wait for input, made to time out (expire()).
     std::optional<long> result_at_deadline;
-    // Checked again on every resume; nullptr: only its deadline ends it.
+    // Checked again whenever no thread runs; nullptr: only its deadline
+    // (or, for a futex wait, a wake) ends it.
     Action::Recheck recheck = nullptr;
+    std::optional<FutexWait> futex; // queued in futexes_
   };
 
   // One thread of the target and where cmc has it.
@@ -122,9 +131,7 @@ private:
       kStarting, // created, its first stop (SIGSTOP) not yet seen
       kRunning,  // resumed; it stops again or ends
       kHeld,     // stopped by cmc in a wait (waiting)
-      kReady,    // stopped by cmc, its wait over: resumed on the next run
-      kParked,   // resumed into a futex wait with no timeout, which only
-                 // another thread ends (its exit stops it)
+      kReady,    // stopped by cmc, free to run: resumed when it is chosen
     };
     std::size_t index = 0; // in order of creation; the leader is 0
     Run run = Run::kStarting;
@@ -136,12 +143,16 @@ private:
     Registers entered{};
   };
 
-  // What to do with a thread at a seccomp stop.
-  enum class Next { kRun, kHold, kPark };
+  // What to do with a thread at a stop: resume it, hold it in its wait, or
+  // leave it stopped for another thread to run first (kReady).
+  enum class Next { kRun, kHold, kYield };
 
   // The next stop of any thread (focused then), or nothing when the
-  // target is quiescent: no thread runs and every parked one sleeps.
+  // target is quiescent: no thread runs, and none can.
   [[nodiscard]] Result<std::optional<WaitStatus>> next_stop();
+  // When no thread runs: resumes the next that can (held threads whose
+  // wait is over first made so); false when none can.
+  [[nodiscard]] Result<bool> dispatch();
   // Whether a held thread waits for input the listening socket would end
   // (any input wait when the target listens on no socket cmc saw).
   [[nodiscard]] Result<bool> waits_for_client();
@@ -159,10 +170,18 @@ private:
   // The focused thread, registered when it is new (a clone whose event has
   // not been seen yet); nullptr for a process the target forked.
   [[nodiscard]] Result<Thread *> current();
-  // Resumes every thread whose wait is over (recheck()); whether any was.
-  [[nodiscard]] Result<bool> release_held();
+  // Makes every held thread whose wait is over ready (recheck()); an
+  // Error, or the target found ending.
+  [[nodiscard]] Result<void> release_held();
   // Resumes the focused thread as next says.
   void proceed(Thread &thread, Next next, int signal = 0);
+  // Wakes the waiters of cmc's futexes that wake names: each returns 0
+  // from its wait, ready to run. Returns how many it woke (and requeued).
+  [[nodiscard]] Result<long> wake(const FutexWake &wake, bool counts_requeued);
+  // After a thread's end: the kernel cleared its clear_child_tid word and
+  // woke that futex (pthread_join waits on it), and robust mutexes it held;
+  // neither reaches cmc's futexes, so each waiter whose word changed wakes.
+  [[nodiscard]] Result<void> wake_changed_words();
   // Checks the wait of a held thread again: kReady when it is over.
   [[nodiscard]] Result<void> recheck(pid_t tid, Thread &thread);
   // Looks up the row of the call the thread stopped at and runs its
@@ -188,6 +207,10 @@ private:
   // tells how it ended (fault_of).
   void ending();
   [[nodiscard]] executor::Fault fault_of(const WaitStatus &status) const;
+  // For a target the watchdog killed: why cmc's scheduler, not the target,
+  // may have kept the step from ending (a thread ran on without a system
+  // call while others that could run waited); empty when not.
+  [[nodiscard]] std::string starvation() const;
 
   ProcessAccess &tracee_;
   Environment environment_;
@@ -198,6 +221,13 @@ private:
   bool program_fixed_ = false;
   std::map<pid_t, Thread> threads_; // by thread id
   std::size_t threads_created_ = 1;
+  FutexQueue futexes_;
+  // The thread cmc resumed to run (it may not have made its first stop
+  // yet), and the index of the one that ran before it in this step.
+  std::optional<pid_t> running_;
+  std::optional<std::size_t> ran_before_;
+  // starvation() as the watchdog's kill was first seen.
+  std::optional<std::string> starved_;
   SyscallWatcher *watcher_ = nullptr;
 };
 
@@ -205,6 +235,7 @@ struct Session::Saved {
   Environment environment{0};
   std::map<pid_t, Thread> threads;
   std::size_t threads_created = 0;
+  FutexQueue futexes;
   std::optional<int> listening_fd;
 };
 

@@ -64,9 +64,6 @@ public:
   // stop that cmc has not: its whole process dies, or another of its
   // threads called execve; the thread's end then comes from wait().
   [[nodiscard]] virtual bool still_stopped(pid_t tid) const = 0;
-  // Whether thread tid sleeps in the kernel in a futex wait (state S in
-  // futex(2), per /proc), not about to enter or leave it.
-  [[nodiscard]] virtual Result<bool> asleep_in_futex(pid_t tid) const = 0;
   // Whether tid, a task ptrace attached, is a thread of the target rather
   // than a process it started.
   [[nodiscard]] virtual Result<bool> is_thread(pid_t tid) const = 0;

@@ -386,22 +386,6 @@ Result<WaitStatus> Tracee::resume_and_wait(int signal, bool to_syscall_stop) {
   return **status;
 }
 
-Result<bool> Tracee::asleep_in_futex(pid_t tid) const {
-  // stat: "tid (comm) S ..." (comm may hold spaces and parentheses);
-  // syscall: the number of the call it is blocked in, first.
-  auto stat = proc_file(fmt::format("task/{}/stat", tid).c_str());
-  if (!stat)
-    return stat.error();
-  auto call = proc_file(fmt::format("task/{}/syscall", tid).c_str());
-  if (!call)
-    return call.error();
-  const std::size_t comm_end = stat->rfind(')');
-  if (comm_end == std::string::npos || comm_end + 2 >= stat->size())
-    return Error{fmt::format("cannot parse /proc/{}/task/{}/stat", pid_, tid)};
-  return (*stat)[comm_end + 2] == 'S' &&
-         call->starts_with(fmt::format("{} ", SYS_futex));
-}
-
 Result<pid_t> Tracee::namespace_tid(pid_t tid) const {
   if (const auto known = namespace_tids_.find(tid);
       known != namespace_tids_.end())

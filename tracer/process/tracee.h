@@ -79,7 +79,6 @@ public:
   [[nodiscard]] Result<std::optional<WaitStatus>>
   wait(bool block = true) override;
   [[nodiscard]] bool still_stopped(pid_t tid) const override;
-  [[nodiscard]] Result<bool> asleep_in_futex(pid_t tid) const override;
   [[nodiscard]] Result<bool> is_thread(pid_t tid) const override;
   [[nodiscard]] Result<pid_t> namespace_tid(pid_t tid) const override;
   void adopt(pid_t pid) override { adopted_.push_back(pid); }

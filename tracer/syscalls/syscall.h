@@ -8,6 +8,7 @@
 
 #include "executor/sources.h"
 #include "tracer/process/registers.h"
+#include "tracer/schedule/futex_queue.h"
 #include "util/result.h"
 
 // The vocabulary of the system-call handlers: what a handler is given (a
@@ -26,7 +27,8 @@ struct Action {
     kRun,    // the call runs
     kAnswer, // the call is skipped and returns result
     kHold,   // the thread waits, stopped, until its wait is over
-    kPark,   // the call runs, and sleeps in the kernel (a futex wait)
+    kWake,   // the call is skipped: it wakes cmc's futex waiters (wake)
+    kYield,  // the call is skipped (returns 0); another thread may run
   };
   // For a held call: whether its wait is over now (another thread wrote to
   // its descriptor or changed its futex word), and what then: kRun, or
@@ -39,10 +41,17 @@ struct Action {
   long result = 0; // kAnswer
   // kHold: the elapsed virtual time at which it times out (nothing:
   // never); the result it is skipped with then (nothing: it is made to
-  // time out, expire(), and runs); what else ends it (nullptr: nothing).
+  // time out, expire(), and runs); what else ends it (nullptr: nothing);
+  // the futex wait it is queued in, which a wake of another thread ends
+  // (tracer/schedule/futex_queue.h).
   std::optional<std::chrono::nanoseconds> deadline;
   std::optional<long> result_at_deadline;
   Recheck recheck = nullptr;
+  std::optional<FutexWait> futex;
+  // kWake: whom it wakes; it returns how many it woke (and, with
+  // counts_requeued, requeued).
+  FutexWake wake;
+  bool counts_requeued = false;
 
   static Action run() { return {}; }
   static Action answer(long result) {
@@ -51,9 +60,23 @@ struct Action {
     action.result = result;
     return action;
   }
-  static Action park() {
+  static Action yield() {
     Action action;
-    action.kind = Kind::kPark;
+    action.kind = Kind::kYield;
+    return action;
+  }
+  static Action wake_futex(const FutexWake &wake, bool counts_requeued) {
+    Action action;
+    action.kind = Kind::kWake;
+    action.wake = wake;
+    action.counts_requeued = counts_requeued;
+    return action;
+  }
+  static Action wait_futex(const FutexWait &wait,
+                           std::optional<std::chrono::nanoseconds> deadline,
+                           long result_at_deadline) {
+    Action action = hold(deadline, result_at_deadline, nullptr);
+    action.futex = wait;
     return action;
   }
   static Action hold(std::optional<std::chrono::nanoseconds> deadline,

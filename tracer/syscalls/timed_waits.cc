@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <ctime>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "tracer/process/process_access.h"
@@ -41,18 +43,6 @@ Result<Action> sleep_for(SeccompStop &stop, RemotePtr<timespec> request,
   return sleep_until(clock, deadline, 0, nullptr);
 }
 
-// The Recheck of a held futex wait. Another thread changed the word (before
-// its wake, which cannot reach a wait held outside the kernel): the wait
-// returns EAGAIN, as the kernel's would on seeing the new value.
-Result<std::optional<Action>> futex_word_changed(const ProcessAccess &tracee,
-                                                 const Syscall & /*call*/,
-                                                 const Registers &regs) {
-  auto word = tracee.read(regs.arg_ptr<std::uint32_t>(0));
-  if (word && *word != static_cast<std::uint32_t>(regs.arg(2)))
-    return std::optional(Action::answer(-EAGAIN));
-  return std::optional<Action>();
-}
-
 Result<Action> refuse_timer(const SeccompStop &stop, bool disarms) {
   if (disarms)
     return Action::run();
@@ -60,6 +50,41 @@ Result<Action> refuse_timer(const SeccompStop &stop, bool disarms) {
                            "control timers yet (they would fire in real "
                            "time)",
                            stop.call.name)};
+}
+
+// A FUTEX_WAIT or FUTEX_WAIT_BITSET: queued in cmc's futexes (held) while
+// the word holds the value; its timeout on the virtual clock.
+Result<Action> futex_wait(SeccompStop &stop, int op) {
+  const Registers &regs = stop.regs;
+  const FutexWait wait{.address = regs.arg(0),
+                       .value = static_cast<std::uint32_t>(regs.arg(2)),
+                       .bitset = op == FUTEX_WAIT_BITSET
+                                     ? static_cast<std::uint32_t>(regs.arg(5))
+                                     : ~0U};
+  auto word = stop.tracee.read(RemotePtr<std::uint32_t>{wait.address});
+  if (!word || *word != wait.value || wait.bitset == 0)
+    return Action::run(); // the kernel answers EFAULT, EAGAIN or EINVAL
+  const auto timeout = regs.arg_ptr<timespec>(3);
+  if (timeout.is_null())
+    return Action::wait_futex(wait, std::nullopt, 0);
+  auto length = stop.tracee.read(timeout);
+  if (!length)
+    return Action::answer(-EFAULT);
+  stop.environment.note(executor::Source::kTimedWait, regs);
+  const VirtualClock &clock = stop.environment.clock();
+  // FUTEX_WAIT's timeout is relative; FUTEX_WAIT_BITSET's is an instant of
+  // CLOCK_MONOTONIC, or of CLOCK_REALTIME with FUTEX_CLOCK_REALTIME.
+  std::optional<std::chrono::nanoseconds> deadline =
+      clock.elapsed() + from_timespec(*length);
+  if (op == FUTEX_WAIT_BITSET)
+    deadline = clock.elapsed_at((regs.arg(1) & FUTEX_CLOCK_REALTIME) != 0
+                                    ? CLOCK_REALTIME
+                                    : CLOCK_MONOTONIC,
+                                *length);
+  Action timed = sleep_until(clock, deadline, -ETIMEDOUT, nullptr);
+  if (timed.kind != Action::Kind::kHold)
+    return timed;
+  return Action::wait_futex(wait, timed.deadline, -ETIMEDOUT);
 }
 
 } // namespace
@@ -79,29 +104,53 @@ Result<Action> on_clock_nanosleep(SeccompStop &stop) {
 Result<Action> on_futex(SeccompStop &stop) {
   const Registers &regs = stop.regs;
   const int op = static_cast<int>(regs.arg(1)) & FUTEX_CMD_MASK;
-  if (op != FUTEX_WAIT && op != FUTEX_WAIT_BITSET)
-    return Action::run();
-  auto word = stop.tracee.read(regs.arg_ptr<std::uint32_t>(0));
-  if (!word || *word != static_cast<std::uint32_t>(regs.arg(2)))
-    return Action::run(); // the kernel answers EFAULT or EAGAIN at once
-  const auto timeout = regs.arg_ptr<timespec>(3);
-  if (timeout.is_null())
-    return Action::park();
-  auto length = stop.tracee.read(timeout);
-  if (!length)
-    return Action::answer(-EFAULT);
-  stop.environment.note(executor::Source::kTimedWait, regs);
-  const VirtualClock &clock = stop.environment.clock();
-  // FUTEX_WAIT's timeout is relative; FUTEX_WAIT_BITSET's is an instant of
-  // CLOCK_MONOTONIC, or of CLOCK_REALTIME with FUTEX_CLOCK_REALTIME.
-  std::optional<std::chrono::nanoseconds> deadline =
-      clock.elapsed() + from_timespec(*length);
-  if (op == FUTEX_WAIT_BITSET)
-    deadline = clock.elapsed_at((regs.arg(1) & FUTEX_CLOCK_REALTIME) != 0
-                                    ? CLOCK_REALTIME
-                                    : CLOCK_MONOTONIC,
-                                *length);
-  return sleep_until(clock, deadline, -ETIMEDOUT, futex_word_changed);
+  // A count is an int of the kernel's; INT_MAX wakes every waiter.
+  const auto count = [](std::uint64_t arg) {
+    return std::max(static_cast<int>(arg), 0);
+  };
+  switch (op) {
+  case FUTEX_WAIT:
+  case FUTEX_WAIT_BITSET:
+    return futex_wait(stop, op);
+  case FUTEX_WAKE:
+  case FUTEX_WAKE_BITSET: {
+    const auto bitset =
+        op == FUTEX_WAKE_BITSET ? static_cast<std::uint32_t>(regs.arg(5)) : ~0U;
+    if (bitset == 0)
+      return Action::answer(-EINVAL);
+    return Action::wake_futex(
+        {.address = regs.arg(0), .bitset = bitset, .count = count(regs.arg(2))},
+        false);
+  }
+  case FUTEX_REQUEUE:
+  case FUTEX_CMP_REQUEUE: {
+    if (op == FUTEX_CMP_REQUEUE) {
+      auto word = stop.tracee.read(regs.arg_ptr<std::uint32_t>(0));
+      if (!word)
+        return Action::answer(-EFAULT);
+      if (*word != static_cast<std::uint32_t>(regs.arg(5)))
+        return Action::answer(-EAGAIN);
+    }
+    // The count to requeue is the timeout argument's register, as a number.
+    return Action::wake_futex({.address = regs.arg(0),
+                               .count = count(regs.arg(2)),
+                               .requeue_to = regs.arg(4),
+                               .requeue_count = count(regs.arg(3))},
+                              op == FUTEX_CMP_REQUEUE);
+  }
+  default:
+    // FUTEX_WAKE_OP and the priority-inheritance operations keep state in
+    // the kernel that cmc's own futexes do not have.
+    return Error{fmt::format(
+        "the target calls futex() with operation {}, which cmc's scheduler "
+        "does not emulate (it runs one thread at a time with futexes of its "
+        "own: FUTEX_WAIT, FUTEX_WAKE, their _BITSET forms and the requeues)",
+        op)};
+  }
+}
+
+Result<Action> on_sched_yield(SeccompStop & /*stop*/) {
+  return Action::yield();
 }
 
 Result<Action> on_alarm(SeccompStop &stop) {

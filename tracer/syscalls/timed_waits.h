@@ -9,11 +9,13 @@ namespace cmc::tracer {
 // run on the virtual clock, held until a tick passes their deadline.
 [[nodiscard]] Result<Action> on_nanosleep(SeccompStop &stop);
 [[nodiscard]] Result<Action> on_clock_nanosleep(SeccompStop &stop);
-// A futex wait with no timeout runs in the kernel, parked: only another
-// thread's wake ends it. One with a timeout is held at its entry, on the
-// virtual clock; it ends at its deadline or when another thread changes
-// the word. Other futex operations run.
+// Futexes are cmc's (tracer/schedule/futex_queue.h): a wait that would
+// sleep is held at its entry, until a wake of another thread (or its
+// timeout, on the virtual clock); a wake or requeue is answered from cmc's
+// queue. The operations that keep state in the kernel are an Error.
 [[nodiscard]] Result<Action> on_futex(SeccompStop &stop);
+// sched_yield: another thread that can run runs first.
+[[nodiscard]] Result<Action> on_sched_yield(SeccompStop &stop);
 
 // The handlers of the timers cmc does not control: a timer that fires in
 // real time would make runs differ, so arming one is an error; disarming

@@ -11,6 +11,8 @@
  * pthread_cond_timedwait does); each timeout sets cmc_state[2].
  * MODE deadlock: as pool, but "JOIN\n" makes the main thread join the
  * worker, which never ends: every thread then waits on a futex.
+ * MODE spin: as pool, but the main thread spins (no system call) until the
+ * worker is done, instead of waiting on a condition variable.
  */
 #include <netinet/in.h>
 #include <pthread.h>
@@ -29,6 +31,7 @@ static pthread_cond_t job_done = PTHREAD_COND_INITIALIZER;
 static int job = -1; /* the cell to set; -1: none */
 static int client = -1;
 static int timed;
+static volatile int spun; /* spin: the jobs done */
 
 static void *idle(void *unused) {
   (void)unused;
@@ -61,6 +64,7 @@ static void *worker(void *unused) {
     if (write(client, "OK\n", 3) != 3)
       exit(3);
     job = -1;
+    spun++;
     pthread_cond_signal(&job_done);
   }
   return NULL;
@@ -70,6 +74,7 @@ int main(int argc, char **argv) {
   if (argc != 3)
     return 2;
   timed = strcmp(argv[1], "timed") == 0;
+  const int spin = strcmp(argv[1], "spin") == 0;
   const int listener = socket(AF_INET, SOCK_STREAM, 0);
   const int on = 1;
   setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
@@ -95,6 +100,13 @@ int main(int argc, char **argv) {
     pthread_mutex_lock(&lock);
     job = strcmp(line, "SET b\n") == 0 ? 1 : 0;
     pthread_cond_signal(&job_posted);
+    const int before = spun;
+    if (spin) {
+      pthread_mutex_unlock(&lock);
+      while (spun == before)
+        ;
+      continue;
+    }
     while (job >= 0)
       pthread_cond_wait(&job_done, &lock);
     pthread_mutex_unlock(&lock);
