@@ -165,9 +165,9 @@ public:
   [[nodiscard]] pid_t focused() const override { return focus_; }
   void focus(pid_t tid) override { focus_ = tid; }
   void resume(int signal = 0, bool to_syscall_stop = false) override {
-    resumes_.push_back({focus_, signal, to_syscall_stop,
-                        regs_.contains(focus_) ? regs_.at(focus_)
-                                               : tracer::Registers{}});
+    resumes_.push_back(
+        {focus_, signal, to_syscall_stop,
+         regs_.contains(focus_) ? regs_.at(focus_) : tracer::Registers{}});
     stopped_.erase(focus_);
   }
   // Reports the next stop of the script if its thread runs: cmc resumed

@@ -295,7 +295,8 @@ TEST_F(TwoThreads, AWakeWithNoWaiterWakesNobody) {
   reads(kLeader);
   reads(kWorker);
   quiescent();
-  EXPECT_EQ(resumed(), (std::vector<pid_t>{kLeader, kLeader, kLeader, kWorker}));
+  EXPECT_EQ(resumed(),
+            (std::vector<pid_t>{kLeader, kLeader, kLeader, kWorker}));
 }
 
 TEST_F(TwoThreads, EveryThreadInAFutexWaitIsADeadlock) {
@@ -310,7 +311,8 @@ TEST_F(TwoThreads, AYieldLetsTheNextThreadRun) {
   reads(kWorker);
   reads(kLeader);
   quiescent();
-  EXPECT_EQ(resumed(), (std::vector<pid_t>{kLeader, kLeader, kWorker, kLeader}));
+  EXPECT_EQ(resumed(),
+            (std::vector<pid_t>{kLeader, kLeader, kWorker, kLeader}));
 }
 
 TEST_F(TwoThreads, TheFutexQueueIsHiddenStateAndSaved) {

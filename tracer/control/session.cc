@@ -595,9 +595,9 @@ Result<Session::Next> Session::act(Thread &thread, const Syscall &call,
       return skipped.error();
     return Next::kRun;
   case Action::Kind::kHold:
-    thread.waiting = Waiting{&call, regs, action.deadline,
-                             action.result_at_deadline, action.recheck,
-                             action.futex};
+    thread.waiting = Waiting{&call,           regs,
+                             action.deadline, action.result_at_deadline,
+                             action.recheck,  action.futex};
     if (action.futex)
       futexes_.wait(tracee_.focused(), *action.futex);
     return Next::kHold;

@@ -27,7 +27,8 @@ FutexQueue::Woken FutexQueue::wake(const FutexWake &wake) {
 }
 
 void FutexQueue::cancel(pid_t tid) {
-  std::erase_if(entries_, [tid](const Entry &entry) { return entry.tid == tid; });
+  std::erase_if(entries_,
+                [tid](const Entry &entry) { return entry.tid == tid; });
 }
 
 } // namespace cmc::tracer

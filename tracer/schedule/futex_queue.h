@@ -41,7 +41,9 @@ public:
     FutexWait wait;
   };
 
-  void wait(pid_t tid, const FutexWait &wait) { entries_.push_back({tid, wait}); }
+  void wait(pid_t tid, const FutexWait &wait) {
+    entries_.push_back({tid, wait});
+  }
   // Takes the waiters wake names out of the queue and returns them, the
   // longest waiting first; moves the requeued ones (counted, not
   // returned) to the end of the queue, waiting on wake.requeue_to.
