@@ -192,14 +192,9 @@ Result<long> Session::wake(const FutexWake &wake, bool counts_requeued) {
   const pid_t waker = tracee_.focused();
   const FutexQueue::Woken woken = futexes_.wake(wake);
   for (const pid_t tid : woken.woken) {
-    Thread &thread = threads_.at(tid);
-    const Waiting waited = *thread.waiting;
-    thread.waiting.reset();
-    thread.run = Thread::Run::kReady;
-    tracee_.focus(tid);
-    if (auto skipped = skip(thread, waited.regs, 0); !skipped) {
+    if (auto ended = end_futex_wait(tid); !ended) {
       tracee_.focus(waker);
-      return skipped.error();
+      return ended.error();
     }
   }
   tracee_.focus(waker);
@@ -214,16 +209,20 @@ Result<void> Session::wake_changed_words() {
     auto word = tracee_.read(RemotePtr<std::uint32_t>{entry.wait.address});
     if (word && *word == entry.wait.value)
       continue;
-    Thread &thread = threads_.at(entry.tid);
-    const Waiting waited = *thread.waiting;
     futexes_.cancel(entry.tid);
-    thread.waiting.reset();
-    thread.run = Thread::Run::kReady;
-    tracee_.focus(entry.tid);
-    if (auto skipped = skip(thread, waited.regs, 0); !skipped)
-      return skipped;
+    if (auto ended = end_futex_wait(entry.tid); !ended)
+      return ended;
   }
   return {};
+}
+
+Result<void> Session::end_futex_wait(pid_t tid) {
+  Thread &thread = threads_.at(tid);
+  const Waiting waited = *thread.waiting;
+  thread.waiting.reset();
+  thread.run = Thread::Run::kReady;
+  tracee_.focus(tid);
+  return skip(thread, waited.regs, 0);
 }
 
 Result<Session::Thread *> Session::current() {

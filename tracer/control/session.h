@@ -182,6 +182,9 @@ private:
   // woke that futex (pthread_join waits on it), and robust mutexes it held;
   // neither reaches cmc's futexes, so each waiter whose word changed wakes.
   [[nodiscard]] Result<void> wake_changed_words();
+  // Ends the futex wait of thread tid, out of the queue: it returns 0,
+  // ready to run (focused).
+  [[nodiscard]] Result<void> end_futex_wait(pid_t tid);
   // Checks the wait of a held thread again: kReady when it is over.
   [[nodiscard]] Result<void> recheck(pid_t tid, Thread &thread);
   // Looks up the row of the call the thread stopped at and runs its
