@@ -109,7 +109,7 @@ public:
   }
 
   // The script.
-  void then(Stop stop) { script_.push_back(stop); }
+  void then(const Stop &stop) { script_.push_back(stop); }
   [[nodiscard]] bool script_done() const { return script_.empty(); }
 
   // Memory: length zero bytes, or bytes, at address (a range of its own).

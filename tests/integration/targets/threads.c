@@ -84,7 +84,8 @@ int main(int argc, char **argv) {
   if (bind(listener, (struct sockaddr *)&address, sizeof address) != 0 ||
       listen(listener, 1) != 0)
     return 3;
-  pthread_t idler, working;
+  pthread_t idler;
+  pthread_t working;
   if (pthread_create(&idler, NULL, idle, NULL) != 0 ||
       pthread_create(&working, NULL, worker, NULL) != 0)
     return 3;
