@@ -54,19 +54,34 @@ build_of() {
   done
 }
 
+# includers HEADER PATTERNS...: the files of PATTERNS that include the
+# header by its path, its path below include/, or (in its own directory) its
+# name.
+includers() {
+  local header=$1 dir=${1%/*}
+  shift
+  { git grep -l -F "#include \"$header\"" -- "$@"
+    git grep -l -F "#include \"${header#include/}\"" -- "$@"
+    git grep -l -F "#include \"${header##*/}\"" -- "${@/#/$dir/}"
+    true # no match is no error (pipefail)
+  } | sort -u
+}
+
 # source_of HEADER: a source file that compiles the header: its pair, else
-# one that includes it by its path, its path below include/, or (in its own
-# directory) its name.
+# one that includes it, else (a header only headers include) a source of
+# a header that includes it; clang-tidy's HeaderFilterRegex reports the
+# headers a source includes, directly or not.
 source_of() {
-  local pair=${1%.h} dir=${1%/*}
+  local pair=${1%.h} header source
   for candidate in "$pair.cc" "$pair.c"; do
     [[ -f $candidate ]] && { echo "$candidate"; return; }
   done
-  { git grep -l -F "#include \"$1\"" -- '*.cc' '*.c'
-    git grep -l -F "#include \"${1#include/}\"" -- '*.cc' '*.c'
-    git grep -l -F "#include \"${1##*/}\"" -- "$dir/*.cc" "$dir/*.c"
-    true # no match is no error (pipefail)
-  } | sed -n 1p # reads to the end: head would leave git grep a SIGPIPE
+  source=$(includers "$1" '*.cc' '*.c' | sed -n 1p)
+  [[ -n $source ]] && { echo "$source"; return; }
+  for header in $(includers "$1" '*.h'); do
+    source=$(source_of "$header")
+    [[ -n $source ]] && { echo "$source"; return; }
+  done
 }
 
 # only_includes_changed OLD NEW: the file, once OLD at the base (moved or
