@@ -41,9 +41,10 @@ if ((${#missing[@]})); then
 fi
 
 # CMC_BUILD_DIR (default build) and CMC_CMAKE_FLAGS (e.g. -DCMC_SANITIZE=ON)
-# select other builds.
+# select other builds; CMC_BUILD_TARGETS (default all) what is built.
 build_dir=${CMC_BUILD_DIR:-build}
 read -r -a flags <<<"${CMC_CMAKE_FLAGS:-}"
+read -r -a targets <<<"${CMC_BUILD_TARGETS:-all}"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "${flags[@]}" >/dev/null
-[[ ${1:-} == --configure ]] || cmake --build "$build_dir"
+[[ ${1:-} == --configure ]] || cmake --build "$build_dir" --target "${targets[@]}"
