@@ -44,7 +44,7 @@ const char *label(std::int64_t target) {
 }
 
 Result<void> start(StartedTarget &started, std::int64_t target,
-                   std::span<const executor::ActionId> path) {
+                   std::span<const executor::PathStep> path) {
   started.spec = spec_of(target, executor::StateKind::kProcess);
   auto netns = tracer::NetworkNamespace::create();
   if (!netns)
@@ -57,8 +57,8 @@ Result<void> start(StartedTarget &started, std::int64_t target,
   if (!run)
     return run.error();
   started.run.emplace(std::move(*run));
-  for (const executor::ActionId action : path) {
-    auto fault = started.run->step(action);
+  for (const executor::PathStep &step : path) {
+    auto fault = started.run->step(step);
     if (!fault)
       return fault.error();
     if (*fault)

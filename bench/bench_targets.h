@@ -33,6 +33,6 @@ struct StartedTarget {
 
 // Starts target (as spec_of) into started and takes the steps of path.
 [[nodiscard]] Result<void> start(StartedTarget &started, std::int64_t target,
-                                 std::span<const executor::ActionId> path);
+                                 std::span<const executor::PathStep> path);
 
 } // namespace cmc::bench

@@ -20,9 +20,10 @@
 namespace {
 
 using cmc::executor::ActionId;
+using cmc::executor::PathStep;
 using cmc::executor::StateKind;
 
-const std::vector<ActionId> kPath{0, 1};
+const std::vector<PathStep> kPath{0, 1};
 
 // One capture and canonical hash of the quiescent target, as the executor
 // makes for the last state of a path and the one before it.

@@ -33,6 +33,7 @@
 namespace {
 
 using cmc::executor::ActionId;
+using cmc::executor::PathStep;
 
 // demo/NAME with its cmc_state region and one "SET x" message per cell.
 std::shared_ptr<const cmc::tracer::TargetSpec>
@@ -195,7 +196,7 @@ BENCHMARK(BM_MessageRoundTrip)->Unit(benchmark::kMicrosecond)->UseRealTime();
 void BM_Replay(benchmark::State &state) {
   cmc::tracer::pin_this_thread();
   cmc::tracer::ProcessExecutor executor(kv_spec());
-  std::vector<ActionId> path(static_cast<std::size_t>(state.range(0)));
+  std::vector<PathStep> path(static_cast<std::size_t>(state.range(0)));
   for (std::size_t i = 0; i < path.size(); ++i)
     path[i] = static_cast<ActionId>(i % 2);
   for ([[maybe_unused]] auto _ : state) {

@@ -27,7 +27,7 @@ std::string build_dir() {
 // A path of steps steps: A and B take turns sending LOCK and getting "OK".
 struct Path {
   std::shared_ptr<cmc::tracer::TargetSpec> spec;
-  std::vector<cmc::executor::ActionId> actions;
+  std::vector<cmc::executor::PathStep> actions;
   std::vector<std::vector<std::byte>> states;
   std::vector<std::vector<std::string>> received;
 
@@ -77,7 +77,7 @@ void BM_PluginInProcess(benchmark::State &state) {
         received[i].push_back(
             {reinterpret_cast<const unsigned char *>(text.data()),
              text.size()});
-      const auto client = static_cast<std::size_t>(path.actions[i]);
+      const auto client = static_cast<std::size_t>(path.actions[i].action);
       cmc_step step{
           CMC_STEP_SEND,
           client,

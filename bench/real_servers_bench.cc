@@ -119,7 +119,7 @@ void BM_ReplayServer(benchmark::State &state) {
   spec->state = cmc::executor::StateKind::kRegions;
   cmc::tracer::pin_this_thread();
   cmc::tracer::ProcessExecutor executor(spec);
-  const std::vector<cmc::executor::ActionId> path{0};
+  const std::vector<cmc::executor::PathStep> path{0};
   for (auto _ : state) { // NOLINT(clang-analyzer-deadcode.DeadStores)
     auto seen = executor.run(path);
     if (!seen)

@@ -56,11 +56,12 @@ namespace sys = cmc::tracer::sys;
 using cmc::Error;
 using cmc::Result;
 using cmc::executor::ActionId;
+using cmc::executor::PathStep;
 using cmc::tracer::Connection;
 using cmc::tracer::Tracee;
 
 constexpr std::int64_t kKv = 1;         // cmc::bench::spec_of's index
-const std::vector<ActionId> kPrefix{0}; // SET a
+const std::vector<PathStep> kPrefix{0}; // SET a
 constexpr ActionId kStep = 1;           // SET b
 constexpr std::string_view kReply = "OK\n";
 

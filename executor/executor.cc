@@ -1,11 +1,23 @@
 #include "executor/executor.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "util/check.h"
 #include "util/signal_name.h"
 
 namespace cmc::executor {
+
+std::string describe_path(std::span<const PathStep> path) {
+  std::vector<std::string> steps;
+  steps.reserve(path.size());
+  for (const PathStep &step : path)
+    steps.push_back(step.preemptions() == 0
+                        ? fmt::format("{}", step.action)
+                        : fmt::format("{} preempted at {}", step.action,
+                                      fmt::join(step.points(), ", ")));
+  return fmt::format("{}", fmt::join(steps, ", "));
+}
 
 std::string Fault::describe() const {
   switch (kind) {

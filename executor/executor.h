@@ -1,5 +1,8 @@
 #pragma once
 
+#include <algorithm>
+#include <array>
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -18,6 +21,44 @@ namespace cmc::executor {
 // Index of one step of the alphabet: the client messages in order, then the
 // clock tick when the search has one.
 using ActionId = std::uint16_t;
+
+// The most switches away from a running thread that one step may make
+// (--preemptions).
+inline constexpr std::size_t kMaxPreemptions = 4;
+
+// One step of a path: an action of the alphabet, and where inside it cmc's
+// scheduler switches away from the thread that runs (CHESS's preemptions).
+// The step's preemption points are the system calls at which the running
+// thread stops while another thread could run, numbered from 1 in the order
+// the run meets them; preempt_at lists those it switches at, ascending, 0
+// ending the list. A step of --preemptions 0 has none.
+struct PathStep {
+  ActionId action = 0;
+  std::array<std::uint32_t, kMaxPreemptions> preempt_at{};
+
+  PathStep() = default;
+  // The action with no preemption.
+  constexpr PathStep(ActionId action) : action(action) {}
+
+  [[nodiscard]] std::size_t preemptions() const {
+    return static_cast<std::size_t>(
+        std::ranges::find(preempt_at, std::uint32_t{0}) - preempt_at.begin());
+  }
+  [[nodiscard]] std::span<const std::uint32_t> points() const {
+    return std::span(preempt_at).first(preemptions());
+  }
+  // The step with one more preemption, at point (after every one it has).
+  [[nodiscard]] PathStep preempted_at(std::uint32_t point) const {
+    PathStep more = *this;
+    more.preempt_at.at(preemptions()) = point;
+    return more;
+  }
+  friend auto operator<=>(const PathStep &, const PathStep &) = default;
+};
+
+// The actions of a path as numbers, for messages about it: "0, 1
+// preempted at 3".
+[[nodiscard]] std::string describe_path(std::span<const PathStep> path);
 
 // How the target failed while a step was in flight.
 struct Fault {
@@ -57,6 +98,11 @@ struct StepEffects {
   // The calls the target's threads waited in when the step ended
   // ("epoll_wait"), "" when they ran to their end.
   std::string waits_in;
+  // How many preemption points the step passed (PathStep), and the
+  // switches it made at those of its preempt_at, in order ("thread 2
+  // before write, thread 3 ran").
+  std::uint32_t preemption_points = 0;
+  std::vector<std::string> preempted;
 
   [[nodiscard]] bool read_whole() const {
     return length && read && *read == *length;
@@ -160,7 +206,7 @@ public:
   // path in order, stopping at the first fault. An Error means the run could
   // not be observed at all (the target does not start, a region cannot be
   // read, the user interrupted): the check cannot go on.
-  virtual Result<Observation> run(std::span<const ActionId> path) = 0;
+  virtual Result<Observation> run(std::span<const PathStep> path) = 0;
 
   // Makes later runs ignore the state bytes at these offsets (volatile
   // bytes: clocks, counters, pointers): they read as zero in every state,

@@ -32,6 +32,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using executor::ActionId;
+using executor::PathStep;
 
 // Transitions per worker thread run between two merges. Large enough that
 // the wait for the slowest run of a batch costs little, small enough that a
@@ -48,8 +49,8 @@ double seconds_since(Clock::time_point start) {
 // One (state, action) pair: the state is replayed and the action taken.
 struct Transition {
   std::uint32_t from = 0;
-  ActionId action = 0;
-  std::vector<ActionId> path;
+  PathStep action;
+  std::vector<PathStep> path;
   std::optional<Result<executor::Observation>> observation;
   bool beyond_ticks = false; // not run: its path takes too many ticks
   bool taken = false;        // not run: --once, and the path took it before
@@ -74,6 +75,14 @@ private:
   Result<Outcome> search();
   void restart();
   Result<Outcome> expand_level(std::uint32_t begin, std::uint32_t end);
+  // Runs and merges the transitions of batch; merge() may add more
+  // (preempted_).
+  Result<Outcome> run_and_merge(std::vector<Transition> &batch);
+  // After a transition taken without fault or violation: the same step
+  // preempted once more, at each point it passed past its last (with
+  // --preemptions), to be taken in this level.
+  void add_preempted(const Transition &transition,
+                     const executor::Observation &observation);
   // The partial report when the user stopped the search, else error.
   Result<Report> stopped_or(const Error &error);
   void run_batch(std::vector<Transition> &batch);
@@ -86,28 +95,28 @@ private:
   // Why the state after prefix had another fingerprint in a run whose
   // bytes of it are seen than in the run that recorded it, whose bytes
   // were recorded (either empty: not known).
-  Result<Outcome> diagnose(std::span<const ActionId> prefix,
+  Result<Outcome> diagnose(std::span<const PathStep> prefix,
                            std::span<const std::byte> seen,
                            std::span<const std::byte> recorded);
   // Whole-process bytes that differ only now and then: more runs of
   // prefix on the probe compared with its image of the state; nothing
   // when they all agree.
   Result<std::optional<Outcome>>
-  more_runs(std::span<const ActionId> prefix,
+  more_runs(std::span<const PathStep> prefix,
             const decoder::CanonicalState &image);
   Result<std::optional<executor::Observation>>
-  twice_or_mask(std::span<const ActionId> prefix);
+  twice_or_mask(std::span<const PathStep> prefix);
   // Masks the bytes; false when every one of them was masked already.
   bool add_to_mask(const Differing &differing);
   void set_masks(executor::Executor &executor) const;
   [[nodiscard]] Fingerprint identity(const Fingerprint &fingerprint,
-                                     std::span<const ActionId> prefix) const;
-  [[nodiscard]] bool beyond_ticks(std::span<const ActionId> path) const;
-  [[nodiscard]] bool taken_before(std::span<const ActionId> path) const;
+                                     std::span<const PathStep> prefix) const;
+  [[nodiscard]] bool beyond_ticks(std::span<const PathStep> path) const;
+  [[nodiscard]] bool taken_before(std::span<const PathStep> path) const;
   // A transition taken from a restored snapshot, checked against a replay
   // of its path on the probe: a difference stops the search, unless two
   // replays differ too (volatile bytes: masked with mask_volatile).
-  Result<Outcome> check_restore(std::span<const ActionId> path,
+  Result<Outcome> check_restore(std::span<const PathStep> path,
                                 const executor::Observation &observation);
   [[nodiscard]] std::optional<Fingerprint>
   audited_process(const executor::Observation &observation) const;
@@ -151,6 +160,8 @@ private:
   RecordedStates recorded_; // with mask_volatile only
   Report report_;
   std::size_t depth_ = 0; // of the states being expanded
+  // The preempted steps of this level not taken yet (add_preempted).
+  std::vector<Transition> preempted_;
 };
 
 Search::Search(const ExecutorFactory &factory, std::size_t alphabet_size,
@@ -273,12 +284,9 @@ Result<Outcome> Search::expand_level(std::uint32_t begin, std::uint32_t end) {
       batch[i].from = begin + (first + i) / alphabet_size_;
       batch[i].action = static_cast<ActionId>((first + i) % alphabet_size_);
     }
-    run_batch(batch);
-    for (const Transition &transition : batch) {
-      Result<Outcome> outcome = merge(transition);
-      if (!outcome || *outcome != Outcome::kContinue)
-        return outcome;
-    }
+    if (Result<Outcome> outcome = run_and_merge(batch);
+        !outcome || *outcome != Outcome::kContinue)
+      return outcome;
     // The states not expanded yet: those of this level after the batch's,
     // and those found for the next.
     const std::size_t expanded =
@@ -287,7 +295,45 @@ Result<Outcome> Search::expand_level(std::uint32_t begin, std::uint32_t end) {
                      report_.distinct_states -
                          std::min(expanded, report_.distinct_states));
   }
+  // Then the steps preempted, in the order they were found, each adding
+  // those preempted once more.
+  while (!preempted_.empty()) {
+    const std::size_t size = std::min(batch_size, preempted_.size());
+    std::vector<Transition> batch(
+        std::make_move_iterator(preempted_.begin()),
+        std::make_move_iterator(preempted_.begin() +
+                                static_cast<std::ptrdiff_t>(size)));
+    preempted_.erase(preempted_.begin(),
+                     preempted_.begin() + static_cast<std::ptrdiff_t>(size));
+    if (Result<Outcome> outcome = run_and_merge(batch);
+        !outcome || *outcome != Outcome::kContinue)
+      return outcome;
+  }
   return Outcome::kContinue;
+}
+
+Result<Outcome> Search::run_and_merge(std::vector<Transition> &batch) {
+  run_batch(batch);
+  for (const Transition &transition : batch) {
+    Result<Outcome> outcome = merge(transition);
+    if (!outcome || *outcome != Outcome::kContinue)
+      return outcome;
+  }
+  return Outcome::kContinue;
+}
+
+void Search::add_preempted(const Transition &transition,
+                           const executor::Observation &observation) {
+  const PathStep &step = transition.action;
+  if (step.preemptions() >= options_.preemptions ||
+      observation.effects.size() != transition.path.size())
+    return;
+  const std::span<const std::uint32_t> points = step.points();
+  const std::uint32_t last = points.empty() ? 0 : points.back();
+  for (std::uint32_t point = last + 1;
+       point <= observation.effects.back().preemption_points; ++point)
+    preempted_.push_back(Transition{.from = transition.from,
+                                    .action = step.preempted_at(point)});
 }
 
 // The store is only read here; merges happen after the batch has run.
@@ -317,17 +363,19 @@ void Search::run_batch(std::vector<Transition> &batch) {
   });
 }
 
-bool Search::beyond_ticks(std::span<const ActionId> path) const {
-  return options_.tick &&
-         static_cast<std::size_t>(std::count(
-             path.begin(), path.end(), *options_.tick)) > options_.max_ticks;
+bool Search::beyond_ticks(std::span<const PathStep> path) const {
+  return options_.tick && static_cast<std::size_t>(std::ranges::count_if(
+                              path, [&](const PathStep &step) {
+                                return step.action == *options_.tick;
+                              })) > options_.max_ticks;
 }
 
-bool Search::taken_before(std::span<const ActionId> path) const {
-  const ActionId action = path.back();
-  const auto before = path.first(path.size() - 1);
+bool Search::taken_before(std::span<const PathStep> path) const {
+  const ActionId action = path.back().action;
   return action < options_.once_actions &&
-         std::find(before.begin(), before.end(), action) != before.end();
+         std::ranges::any_of(
+             path.first(path.size() - 1),
+             [&](const PathStep &step) { return step.action == action; });
 }
 
 // The state the search sees after prefix, whose executor fingerprint is
@@ -335,14 +383,17 @@ bool Search::taken_before(std::span<const ActionId> path) const {
 // order), since it decides which steps are left; with StateKind::kPath
 // the path itself is.
 Fingerprint Search::identity(const Fingerprint &fingerprint,
-                             std::span<const ActionId> prefix) const {
+                             std::span<const PathStep> prefix) const {
   const bool path = options_.state == executor::StateKind::kPath;
   if (options_.once_actions == 0 && !path)
     return fingerprint;
   std::vector<std::uint64_t> words{fingerprint.low, fingerprint.high};
-  for (const ActionId action : prefix)
-    if (path || action < options_.once_actions)
-      words.push_back(action);
+  for (const PathStep &step : prefix) {
+    if (path)
+      words.insert(words.end(), step.preempt_at.begin(), step.preempt_at.end());
+    if (path || step.action < options_.once_actions)
+      words.push_back(step.action);
+  }
   if (!path)
     std::sort(words.begin() + 2, words.end());
   return fingerprint_of(std::as_bytes(std::span(words)));
@@ -383,7 +434,8 @@ Result<Outcome> Search::merge(const Transition &transition) {
       !honest || *honest != Outcome::kContinue)
     return honest;
   ++report_.transitions;
-  count_coverage(report_, alphabet_size_, transition.action, observation);
+  count_coverage(report_, alphabet_size_, transition.action.action,
+                 observation);
   std::optional<std::string> violation;
   if (observation.fault) {
     violation = observation.fault->violation();
@@ -401,8 +453,10 @@ Result<Outcome> Search::merge(const Transition &transition) {
         !added)
       return added.error();
   }
-  if (!violation)
+  if (!violation) {
+    add_preempted(transition, observation);
     return Outcome::kContinue;
+  }
   // The state after the step was reached once: bytes of it that are
   // volatile but not yet masked could fake the violation.
   if (options_.mask_volatile && !observation.fault) {
@@ -426,7 +480,7 @@ Result<Outcome> Search::merge(const Transition &transition) {
 // very states recorded for that path, or the search cannot be trusted.
 Result<Outcome> Search::check_replay(const Transition &transition,
                                      const executor::Observation &observation) {
-  const std::span<const ActionId> path = transition.path;
+  const std::span<const PathStep> path = transition.path;
   if (observation.fault) {
     const executor::Fault &fault = *observation.fault;
     CMC_CHECK(fault.step < path.size(), "fault after the last step");
@@ -434,7 +488,7 @@ Result<Outcome> Search::check_replay(const Transition &transition,
       return Error{fmt::format(
           "nondeterminism: replaying actions [{}]: target {} during step "
           "{}, which ran without fault before",
-          fmt::join(path, ", "), fault.describe(), fault.step + 1)};
+          executor::describe_path(path), fault.describe(), fault.step + 1)};
   }
   const std::size_t states = observation.fault ? path.size() : path.size() + 1;
   CMC_CHECK(observation.fingerprints.size() == states,
@@ -463,7 +517,7 @@ Result<Outcome> Search::check_replay(const Transition &transition,
   return Outcome::kContinue;
 }
 
-Result<Outcome> Search::diagnose(std::span<const ActionId> prefix,
+Result<Outcome> Search::diagnose(std::span<const PathStep> prefix,
                                  std::span<const std::byte> seen,
                                  std::span<const std::byte> recorded) {
   Result<std::optional<executor::Observation>> replay = twice_or_mask(prefix);
@@ -505,7 +559,7 @@ Result<Outcome> Search::diagnose(std::span<const ActionId> prefix,
 }
 
 Result<std::optional<Outcome>>
-Search::more_runs(std::span<const ActionId> prefix,
+Search::more_runs(std::span<const PathStep> prefix,
                   const decoder::CanonicalState &image) {
   for (std::size_t run = 0; run < kMoreRuns; ++run) {
     Result<executor::Observation> again = probe_->run(prefix);
@@ -532,7 +586,7 @@ Search::more_runs(std::span<const ActionId> prefix,
 // between the two runs are masked, and the result is empty: the search must
 // start again.
 Result<std::optional<executor::Observation>>
-Search::twice_or_mask(std::span<const ActionId> prefix) {
+Search::twice_or_mask(std::span<const PathStep> prefix) {
   Differing differing;
   Result<executor::Observation> replay =
       replay_twice(*probe_, prefix, layout_, &differing);
@@ -599,7 +653,7 @@ void Search::set_masks(executor::Executor &executor) const {
 }
 
 Result<Outcome>
-Search::check_restore(std::span<const ActionId> path,
+Search::check_restore(std::span<const PathStep> path,
                       const executor::Observation &observation) {
   ++report_.snapshots.checked;
   Result<executor::Observation> replay = probe_->run(path);

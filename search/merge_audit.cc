@@ -55,8 +55,8 @@ std::string describe_difference(const decoder::CanonicalState &a,
 
 Result<std::string>
 name_lossy_merge(executor::Executor &executor,
-                 std::span<const executor::ActionId> kept,
-                 std::span<const executor::ActionId> merged) {
+                 std::span<const executor::PathStep> kept,
+                 std::span<const executor::PathStep> merged) {
   Result<executor::Observation> first = executor.run(kept);
   if (!first)
     return first.error();

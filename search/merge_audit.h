@@ -27,7 +27,7 @@ namespace cmc::search {
 // or only in what cmc adds (the virtual clock, clients, files).
 [[nodiscard]] Result<std::string>
 name_lossy_merge(executor::Executor &executor,
-                 std::span<const executor::ActionId> kept,
-                 std::span<const executor::ActionId> merged);
+                 std::span<const executor::PathStep> kept,
+                 std::span<const executor::PathStep> merged);
 
 } // namespace cmc::search

@@ -13,7 +13,7 @@ constexpr std::size_t kMaxOffsetsNamed = 8;
 constexpr const char *kLikelyCauses =
     "(uninitialised memory or an uncontrolled clock?)";
 
-Error fault_on_replay(std::span<const executor::ActionId> prefix,
+Error fault_on_replay(std::span<const executor::PathStep> prefix,
                       const executor::Fault &fault) {
   if (prefix.empty())
     return Error{
@@ -56,10 +56,11 @@ std::vector<std::size_t> differing_offsets(std::span<const std::byte> first,
   return offsets;
 }
 
-std::string describe_state_after(std::span<const executor::ActionId> prefix) {
+std::string describe_state_after(std::span<const executor::PathStep> prefix) {
   if (prefix.empty())
     return "the initial state";
-  return fmt::format("the state after actions [{}]", fmt::join(prefix, ", "));
+  return fmt::format("the state after actions [{}]",
+                     executor::describe_path(prefix));
 }
 
 std::string describe_locations(std::span<const decoder::Location> locations) {
@@ -90,7 +91,7 @@ std::string describe_differences(std::span<const std::byte> first,
 
 Result<executor::Observation>
 replay_twice(executor::Executor &executor,
-             std::span<const executor::ActionId> prefix,
+             std::span<const executor::PathStep> prefix,
              const std::vector<RegionLayout> &layout, Differing *differing) {
   Result<executor::Observation> first = executor.run(prefix);
   if (!first)

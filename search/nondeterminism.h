@@ -12,7 +12,7 @@ namespace cmc::search {
 
 // "the initial state" or "the state after actions [1, 0]" (action indexes).
 [[nodiscard]] std::string
-describe_state_after(std::span<const executor::ActionId> prefix);
+describe_state_after(std::span<const executor::PathStep> prefix);
 
 // The state byte at offset, named by its region: "cmc_state+1".
 [[nodiscard]] std::string name_offset(std::size_t offset,
@@ -51,7 +51,7 @@ struct Differing {
 // Error. When bytes differ and differing is given, *differing gets them
 // (of the region bytes both states have); else it is left empty.
 [[nodiscard]] Result<executor::Observation> replay_twice(
-    executor::Executor &executor, std::span<const executor::ActionId> prefix,
+    executor::Executor &executor, std::span<const executor::PathStep> prefix,
     const std::vector<RegionLayout> &layout, Differing *differing = nullptr);
 
 // What differs between a run restored from a snapshot and a replay of the

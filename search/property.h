@@ -24,7 +24,7 @@ struct RegionLayout {
 // A transition with the whole path that led to it, for properties over the
 // history (a plugin's).
 struct PathView {
-  std::span<const executor::ActionId> path; // from the initial state
+  std::span<const executor::PathStep> path; // from the initial state
   // The region bytes of every state along it, [0] the initial one.
   std::span<const std::vector<std::byte>> states;
   // received[i][c]: what client c received during step i.

@@ -39,6 +39,11 @@ struct Options {
   // Actions [0, once_actions) (the messages, with --once) are taken at most
   // once per path; which of them a path took is then part of its state.
   std::size_t once_actions = 0;
+  // Inside a step, up to this many switches away from a thread that could
+  // go on (executor::PathStep::preempt_at; at most kMaxPreemptions): each
+  // step is also taken preempted at each of its preemption points past its
+  // last, in the order the run met them, until it has this many.
+  std::size_t preemptions = 0;
   // What the executors' fingerprints are of (TargetSpec::state). With
   // kRegions and audit, each merge is audited: the executors fill
   // Observation::process_after, and a merge of two states whose whole
@@ -60,8 +65,8 @@ enum class Verdict { kHolds, kViolated };
 
 // The first merge that joined two states whose whole processes differ.
 struct LossyMerge {
-  std::vector<executor::ActionId> kept;   // the path of the state kept
-  std::vector<executor::ActionId> merged; // the path merged into it
+  std::vector<executor::PathStep> kept;   // the path of the state kept
+  std::vector<executor::PathStep> merged; // the path merged into it
   // Where they differ: "heap chunk 5 (32 B)+24 'x' vs 'y'", or why no byte
   // is named.
   std::string difference;
@@ -105,7 +110,7 @@ struct Report {
   std::size_t transitions = 0;
   std::size_t max_depth = 0; // depth of the deepest distinct state
   double elapsed_s = 0;
-  std::vector<executor::ActionId> counterexample; // empty unless violated
+  std::vector<executor::PathStep> counterexample; // empty unless violated
   std::string violation;                          // empty unless violated
   // A crash's: where the signal hit the target (Fault::backtrace).
   std::vector<executor::Frame> backtrace;

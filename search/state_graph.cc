@@ -24,7 +24,7 @@ void record_state(std::optional<StateGraph> &graph,
 }
 
 void record_edge(std::optional<StateGraph> &graph, std::uint32_t from,
-                 executor::ActionId action, GraphEdge::Reached reached,
+                 const executor::PathStep &action, GraphEdge::Reached reached,
                  std::uint32_t to) {
   if (graph)
     graph->edges.push_back({from, action, reached, to});

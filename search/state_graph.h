@@ -36,7 +36,7 @@ struct GraphEdge {
     kNotKept, // a new state beyond Options::max_states, not kept
   };
   std::uint32_t from = 0;
-  executor::ActionId action = 0;
+  executor::PathStep action;
   Reached reached = Reached::kNew;
   std::uint32_t to = kNoState; // with kNew and kMerged
 };
@@ -48,21 +48,22 @@ struct StateGraph {
   // bytes the step from its parent changed (none for the initial state),
   // kept only when the states are the regions (StateKind::kRegions).
   std::vector<std::vector<ChangedByte>> changes;
-  // Every transition counted in Report::transitions, in (from, action)
-  // order, whatever the number of jobs.
+  // Every transition counted in Report::transitions, in merge order,
+  // whatever the number of jobs.
   std::vector<GraphEdge> edges;
 };
 
 // The search's records of graph (Options::graph; nothing when it is
-// none), in merge order, which is (from, action) order whatever the number
-// of jobs. record_state: the state just added, the bytes its last step
-// changed when the states are the regions (the initial state's run has no
-// state before it); record_edge: the transition just counted.
+// none), in merge order, whatever the number of jobs: (from, action) order
+// within a level, then the level's preempted steps in the order they were
+// found (Options::preemptions). record_state: the state just added, the bytes
+// its last step changed when the states are the regions (the initial state's
+// run has no state before it); record_edge: the transition just counted.
 void record_state(std::optional<StateGraph> &graph,
                   const executor::Observation &observation,
                   executor::StateKind state);
 void record_edge(std::optional<StateGraph> &graph, std::uint32_t from,
-                 executor::ActionId action, GraphEdge::Reached reached,
+                 const executor::PathStep &action, GraphEdge::Reached reached,
                  std::uint32_t to = GraphEdge::kNoState);
 
 } // namespace cmc::search

@@ -32,7 +32,8 @@ void StateStore::grow() {
 }
 
 std::uint32_t StateStore::add(const Fingerprint &fingerprint,
-                              std::uint32_t parent, executor::ActionId action,
+                              std::uint32_t parent,
+                              const executor::PathStep &action,
                               std::optional<Fingerprint> process) {
   CMC_CHECK(records_.size() < kCapacity, "state store full");
   CMC_CHECK(parent == kNoParent || parent < records_.size(),
@@ -42,7 +43,10 @@ std::uint32_t StateStore::add(const Fingerprint &fingerprint,
   const std::size_t slot = slot_of(fingerprint);
   CMC_CHECK(slots_[slot] == kEmpty, "state added twice");
   const auto index = static_cast<std::uint32_t>(records_.size());
-  records_.push_back(StateRecord{fingerprint, parent, action});
+  records_.push_back(StateRecord{fingerprint, parent, action.action,
+                                 action.preemptions() != 0});
+  if (action.preemptions() != 0)
+    preempt_at_.emplace(index, action.preempt_at);
   slots_[slot] = index;
   if (process || !processes_.empty()) {
     processes_.resize(index);
@@ -57,16 +61,25 @@ std::optional<Fingerprint> StateStore::process_of(std::uint32_t index) const {
 }
 
 std::size_t StateStore::memory_bytes() const {
+  // A node of the map: its entry, the next pointer and the cached hash;
+  // the buckets.
+  constexpr std::size_t kNode =
+      sizeof(decltype(preempt_at_)::value_type) + 2 * sizeof(void *);
   return records_.size() * sizeof(StateRecord) +
          processes_.size() * sizeof(std::optional<Fingerprint>) +
-         slots_.capacity() * sizeof(std::uint32_t);
+         slots_.capacity() * sizeof(std::uint32_t) +
+         preempt_at_.size() * kNode +
+         preempt_at_.bucket_count() * sizeof(void *);
 }
 
-std::vector<executor::ActionId> StateStore::path_of(std::uint32_t index) const {
-  std::vector<executor::ActionId> path;
+std::vector<executor::PathStep> StateStore::path_of(std::uint32_t index) const {
+  std::vector<executor::PathStep> path;
   for (std::uint32_t i = index; records_.at(i).parent != kNoParent;
-       i = records_[i].parent)
-    path.push_back(records_[i].action);
+       i = records_[i].parent) {
+    executor::PathStep &step = path.emplace_back(records_[i].action);
+    if (records_[i].preempted)
+      step.preempt_at = preempt_at_.at(i);
+  }
   std::reverse(path.begin(), path.end());
   return path;
 }

@@ -1,10 +1,12 @@
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <limits>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "executor/executor.h"
@@ -17,9 +19,10 @@ namespace cmc::search {
 struct StateRecord {
   Fingerprint fingerprint;
   std::uint32_t parent = 0;
-  executor::ActionId action = 0; // the step from the parent
+  executor::ActionId action = 0; // of the step from the parent
+  bool preempted = false;        // that step's points: in preempt_at_
 };
-static_assert(sizeof(StateRecord) <= 48, "a state record must stay compact");
+static_assert(sizeof(StateRecord) <= 24, "a state record must stay compact");
 
 // The visited states in insertion order (breadth-first order in the search),
 // deduplicated by fingerprint. Index 0 is the initial state.
@@ -27,7 +30,8 @@ static_assert(sizeof(StateRecord) <= 48, "a state record must stay compact");
 // doubling slack as it grows) plus 4-byte slots of an open-addressing table
 // kept at most half full: under 40 bytes, so 10 million states fit in
 // 400 MB (bench/visited_set_bench.cc measures it); an audited search
-// (whole-process fingerprints kept) 24 bytes more per state.
+// (whole-process fingerprints kept) 24 bytes more per state; a state whose
+// step from its parent was preempted (--preemptions), about 60 more.
 class StateStore {
 public:
   static constexpr std::uint32_t kNoParent =
@@ -46,14 +50,14 @@ public:
   // process: its whole-process fingerprint, when the state is a region
   // abstraction that merges are audited against (see process_of).
   std::uint32_t add(const Fingerprint &fingerprint, std::uint32_t parent,
-                    executor::ActionId action,
+                    const executor::PathStep &action,
                     std::optional<Fingerprint> process = std::nullopt);
   // The whole-process fingerprint given when state index was added, if any.
   [[nodiscard]] std::optional<Fingerprint>
   process_of(std::uint32_t index) const;
 
   // The actions from the initial state to state index.
-  [[nodiscard]] std::vector<executor::ActionId>
+  [[nodiscard]] std::vector<executor::PathStep>
   path_of(std::uint32_t index) const;
   // The fingerprints of the states along that path: [0] is the initial
   // state, the last is state index itself.
@@ -74,6 +78,11 @@ private:
   // state added with one on (an audit costs 24 bytes more per state; a
   // search without one, nothing).
   std::deque<std::optional<Fingerprint>> processes_;
+  // The preemption points of the step to each state whose step was
+  // preempted, by index.
+  std::unordered_map<std::uint32_t,
+                     std::array<std::uint32_t, executor::kMaxPreemptions>>
+      preempt_at_;
   std::vector<std::uint32_t> slots_ = std::vector<std::uint32_t>(1024, kEmpty);
 };
 

@@ -90,6 +90,9 @@ check_spec(const CheckOptions &options) {
                       "years of virtual time",
                       *options.max_ticks, options.target.tick));
   spec->state = state;
+  // A preemption point is any system call (replay and explore stop at
+  // every one too, so that they count the same points).
+  spec->launch.observe = options.preemptions != 0;
   // Every merge of regions is audited against the whole process.
   spec->audit = state == executor::StateKind::kRegions;
   // A restored run checked against replays that agree with each other
@@ -146,6 +149,7 @@ search::Options search_options(const CheckOptions &options,
     search.max_ticks = options.max_ticks.value_or(1);
   }
   search.once_actions = options.once ? spec.messages.size() : 0;
+  search.preemptions = options.preemptions;
   search.state = spec.state;
   search.audit = spec.audit;
   search.mask_volatile = options.mask_volatile;
@@ -177,13 +181,16 @@ void print_banner(const CheckOptions &options, const tracer::TargetSpec &spec,
   fmt::print(
       stderr,
       "cmc: breadth-first search of {}, {} action{}: {} worker{}, "
-      "--mode {}, state {}, depth {}, states {}{}, --seed {}, started "
+      "--mode {}, state {}, depth {}, states {}{}{}, --seed {}, started "
       "{:%Y-%m-%dT%H:%M:%SZ}\n",
       spec.launch.program, spec.alphabet_size(),
       spec.alphabet_size() == 1 ? "" : "s", search.jobs,
       search.jobs == 1 ? "" : "s", spec.snapshots ? "snapshot" : "replay",
       state, bound(options.max_depth), bound(options.max_states),
       spec.tick ? fmt::format(", ticks at most {}", search.max_ticks) : "",
+      search.preemptions != 0
+          ? fmt::format(", preemptions at most {} a step", search.preemptions)
+          : "",
       spec.seed, fmt::gmtime(std::time(nullptr)));
 }
 
@@ -191,8 +198,8 @@ void print_banner(const CheckOptions &options, const tracer::TargetSpec &spec,
 void print_replay(std::FILE *out, const CheckOptions &options,
                   const search::Report &report, const StepNames &names) {
   std::vector<Step> steps;
-  for (const executor::ActionId action : report.counterexample)
-    steps.push_back(step_of(*names.spec, action));
+  for (const executor::PathStep &step : report.counterexample)
+    steps.push_back(step_of(*names.spec, step));
   fmt::print(out, "replay it: {}\n",
              replay_command_line(options.target, steps));
   if (!options.json.empty() && options.json != "-")
@@ -251,6 +258,7 @@ int check(const CheckOptions &options, JsonOutput &json_output,
   StepNames names{spec, spec->tick ? format_duration(*spec->tick) : "",
                   spec->tick ? options.max_ticks.value_or(1) : 0, spec->seed};
   names.once = options.once;
+  names.preemptions = options.preemptions;
   names.max_depth = options.max_depth;
   names.max_states = options.max_states;
   names.jobs = search.jobs;
@@ -342,6 +350,16 @@ void add_path_options(CLI::App &check, CheckOptions &options) {
                   "With --tick: at most N ticks per path (default 1)")
       ->type_name("N")
       ->check(CLI::PositiveNumber.description(""));
+  check
+      .add_option("--preemptions", options.preemptions,
+                  "Inside each step, up to N switches away from a thread "
+                  "that could go on, at its system calls, each order a path "
+                  "of its own (preemption bounding, as CHESS; default 0: "
+                  "threads switch only where they wait, yield or end; at "
+                  "most 4)")
+      ->type_name("N")
+      ->check(CLI::Range(std::size_t{0}, executor::kMaxPreemptions)
+                  .description(""));
   check.add_flag("--once", options.once,
                  "Each message at most once per path (the messages taken "
                  "are then part of the state)");

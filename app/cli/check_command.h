@@ -24,10 +24,11 @@ struct CheckOptions {
   std::string html;             // --html FILE: the page; "" none
   bool quiet = false;
   std::optional<std::size_t> max_ticks;
-  bool once = false;          // each message at most once per path
-  bool mask_volatile = false; // mask bytes that differ between runs
-  std::string dedup;          // --dedup; "" the default for the options
-  bool strict = false;        // a lossy merge of the regions is an error
+  bool once = false;           // each message at most once per path
+  std::size_t preemptions = 0; // switches per step away from a thread
+  bool mask_volatile = false;  // mask bytes that differ between runs
+  std::string dedup;           // --dedup; "" the default for the options
+  bool strict = false;         // a lossy merge of the regions is an error
   // --mode: replay or snapshot; empty: snapshot, but replay with
   // --mask-volatile.
   std::string mode;

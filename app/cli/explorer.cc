@@ -312,7 +312,7 @@ void Explorer::take(const Step &step, bool quiet) {
   received_.push_back(std::move(received));
   if (quiet)
     return;
-  const std::vector<executor::ActionId> path = actions();
+  const std::vector<executor::PathStep> path = actions();
   if (auto violation = property_->check_last_step({path, states_, received_}))
     fmt::print("violated: {}\n", *violation);
 }
@@ -550,8 +550,8 @@ void Explorer::back() {
   fmt::print("back at step {} (replayed)\n", path_.size());
 }
 
-std::vector<executor::ActionId> Explorer::actions() const {
-  std::vector<executor::ActionId> actions;
+std::vector<executor::PathStep> Explorer::actions() const {
+  std::vector<executor::PathStep> actions;
   for (const Step &step : path_)
     actions.push_back(action_of(*spec_, step.what));
   return actions;

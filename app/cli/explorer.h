@@ -75,7 +75,7 @@ private:
   void back();
   void show_path() const;
   // The path's steps as actions of the spec, for the property.
-  [[nodiscard]] std::vector<executor::ActionId> actions() const;
+  [[nodiscard]] std::vector<executor::PathStep> actions() const;
 
   TargetOptions options_;
   std::shared_ptr<tracer::TargetSpec> spec_;

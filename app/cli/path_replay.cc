@@ -52,8 +52,9 @@ nlohmann::json outcome_json(const tracer::TargetSpec &spec, const Step &step,
 // Takes the step of action; reads the state after it unless the target
 // died by it.
 StepOutcome take_step(tracer::TargetRun &run, tracer::SyscallTrace &trace,
-                      const tracer::TargetSpec &spec, executor::ActionId action,
-                      std::size_t i, Seen &seen) {
+                      const tracer::TargetSpec &spec,
+                      const executor::PathStep &action, std::size_t i,
+                      Seen &seen) {
   StepOutcome outcome;
   outcome.step = i;
   auto fault = run.step(action);
@@ -82,7 +83,7 @@ StepOutcome take_step(tracer::TargetRun &run, tracer::SyscallTrace &trace,
 } // namespace
 
 PathReplay replay_path(const tracer::TargetSpec &spec,
-                       const std::vector<executor::ActionId> &actions,
+                       const std::vector<executor::PathStep> &actions,
                        const std::string &tick,
                        const search::Property &property,
                        tracer::SyscallTrace &trace, ReplayWatcher &watcher) {
@@ -107,7 +108,7 @@ PathReplay replay_path(const tracer::TargetSpec &spec,
     if (outcome.fault) {
       violation = outcome.fault->violation();
     } else {
-      const std::span<const executor::ActionId> path(actions.data(), i + 1);
+      const std::span<const executor::PathStep> path(actions.data(), i + 1);
       violation = property.check_last_step({path, seen.states, seen.received});
     }
     if (violation) {

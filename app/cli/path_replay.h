@@ -54,7 +54,7 @@ struct PathReplay {
 // as step_of(spec, action). Throws UserError when the target cannot be run.
 [[nodiscard]] PathReplay
 replay_path(const tracer::TargetSpec &spec,
-            const std::vector<executor::ActionId> &actions,
+            const std::vector<executor::PathStep> &actions,
             const std::string &tick, const search::Property &property,
             tracer::SyscallTrace &trace, ReplayWatcher &watcher);
 

@@ -5,10 +5,14 @@
 
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <span>
+#include <sstream>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -146,28 +150,66 @@ Step step_from_text(const std::string &text, const TargetOptions &target) {
   return {Step::Kind::kSend, client, decode_messages({rest}).front()};
 }
 
+// A --preempt word, "STEP:POINT[,POINT...]", set on its step of steps.
+void preempt_step(const std::string &text, std::vector<Step> &steps) {
+  const auto colon = text.find(':');
+  const auto number = [&](const std::string &word) -> std::uint64_t {
+    std::uint64_t value = 0;
+    const auto [end, failed] =
+        std::from_chars(word.data(), word.data() + word.size(), value);
+    if (failed != std::errc() || end != word.data() + word.size() ||
+        value == 0 || value > std::numeric_limits<std::uint32_t>::max())
+      usage(fmt::format("--preempt takes STEP:POINT[,POINT...], each a "
+                        "number from 1: '{}'",
+                        encode_escapes(text)));
+    return value;
+  };
+  if (colon == std::string::npos)
+    number("");
+  const std::uint64_t step = number(text.substr(0, colon));
+  if (step > steps.size())
+    usage(fmt::format("--preempt {}: there are {} steps", encode_escapes(text),
+                      steps.size()));
+  std::vector<std::uint32_t> &points = steps[step - 1].preempt_at;
+  std::stringstream list(text.substr(colon + 1));
+  for (std::string word; std::getline(list, word, ',');) {
+    const auto point = static_cast<std::uint32_t>(number(word));
+    if (!points.empty() && point <= points.back())
+      usage(fmt::format("--preempt {}: the points of a step ascend",
+                        encode_escapes(text)));
+    points.push_back(point);
+  }
+  if (points.empty() || points.size() > executor::kMaxPreemptions)
+    usage(fmt::format("--preempt {}: from 1 to {} points a step",
+                      encode_escapes(text), executor::kMaxPreemptions));
+}
+
 Plan plan_of(const ReplayOptions &options) {
   if (options.from.empty() == options.steps.empty())
     usage("give the steps to replay: --from REPORT.json or --steps");
+  if (!options.from.empty() && !options.preempt.empty())
+    usage("--preempt goes with --steps; a report names its own preemptions");
   if (!options.from.empty())
     return report_plan(options);
   Plan plan;
   plan.target = options.target;
   for (const std::string &text : options.steps)
     plan.steps.push_back(step_from_text(text, options.target));
+  for (const std::string &text : options.preempt)
+    preempt_step(text, plan.steps);
   return plan;
 }
 
 // The alphabet of the steps (their clients, messages, disconnects), and
 // each step's action in it.
-std::vector<executor::ActionId> actions_of(const std::vector<Step> &steps,
+std::vector<executor::PathStep> actions_of(const std::vector<Step> &steps,
                                            tracer::TargetSpec &spec) {
   spec.messages.clear();
   spec.client_of.clear();
   for (const Step &step : steps)
     if (step.kind != Step::Kind::kTick)
       (void)action_of(spec, step); // the whole alphabet first
-  std::vector<executor::ActionId> actions;
+  std::vector<executor::PathStep> actions;
   actions.reserve(steps.size());
   for (const Step &step : steps)
     actions.push_back(action_of(spec, step));
@@ -184,6 +226,13 @@ void add_replay_options(CLI::App &replay, ReplayOptions &options) {
   replay.add_option("--steps", options.steps,
                     "Replay these steps instead: message texts (C escapes "
                     "decoded), or 'tick' for a tick of --tick");
+  replay
+      .add_option("--preempt", options.preempt,
+                  "Switch threads in step STEP (of --steps, from 1) at these "
+                  "of its preemption points, as a check with --preemptions "
+                  "found: its system calls at which the thread running "
+                  "stopped while another could run, counted from 1")
+      ->type_name("STEP:POINT[,POINT...]");
   replay.add_flag("--backtrace", options.backtrace,
                   "Show the target's user stack at each system call "
                   "(libunwind, symbols and lines from libdwfl)");

@@ -20,6 +20,9 @@ struct ReplayOptions {
   // By hand: message texts, "tick" (of --tick); with --client,
   // "NAME:TEXT" and "NAME:disconnect".
   std::vector<std::string> steps;
+  // "STEP:POINT[,POINT...]": step STEP (from 1) of --steps switches threads
+  // at those preemption points (cmc check --preemptions).
+  std::vector<std::string> preempt;
   bool backtrace = false;
   bool startup = false; // also list the calls before the first step
   TraceOptions trace;   // -s, -e trace=, -o

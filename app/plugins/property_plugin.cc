@@ -88,11 +88,11 @@ void PluginProperty::fail(const Error &error, const std::string &when) const {
 }
 
 std::string
-PluginProperty::path_text(std::span<const executor::ActionId> path) const {
+PluginProperty::path_text(std::span<const executor::PathStep> path) const {
   const std::string tick = spec_->tick ? format_duration(*spec_->tick) : "";
   std::vector<std::string> steps;
-  for (const executor::ActionId action : path)
-    steps.push_back(step_text(step_of(*spec_, action), tick));
+  for (const executor::PathStep &step : path)
+    steps.push_back(step_text(step_of(*spec_, step), tick));
   return fmt::format("[{}]", fmt::join(steps, ", "));
 }
 
@@ -108,7 +108,7 @@ PluginProperty::check_path(const search::PathView &path) const {
   std::vector<std::vector<cmc_bytes>> received(path.path.size());
   std::vector<cmc_step> steps;
   for (std::size_t i = 0; i < path.path.size(); ++i) {
-    cmc_step step = plugin_step(*spec_, path.path[i]);
+    cmc_step step = plugin_step(*spec_, path.path[i].action);
     for (std::size_t client = 0; client < clients_.size(); ++client)
       received[i].push_back(client < path.received[i].size()
                                 ? bytes_of(path.received[i][client])

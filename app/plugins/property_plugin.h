@@ -46,7 +46,7 @@ private:
   [[nodiscard]] std::unique_ptr<PluginHost> take_host() const;
   [[noreturn]] void fail(const Error &error, const std::string &when) const;
   [[nodiscard]] std::string
-  path_text(std::span<const executor::ActionId> path) const;
+  path_text(std::span<const executor::PathStep> path) const;
 
   std::string path_;
   std::string host_program_;

@@ -21,20 +21,20 @@ using Reached = GraphEdge::Reached;
 constexpr std::size_t kChangesShown = 8;
 
 // The edges the counterexample's steps took, in order: from the initial
-// state each step is the edge (state, action), found in the edges' (from,
-// action) order.
+// state each step is the edge (state, action). (The edges are in merge
+// order, which is (from, action) order within a level only without
+// --preemptions: each level's preempted steps come after its others.)
 std::vector<std::size_t>
 path_edges(const StateGraph &graph,
-           std::span<const executor::ActionId> counterexample) {
+           std::span<const executor::PathStep> counterexample) {
   std::vector<std::size_t> path;
   std::uint32_t state = 0;
-  for (const executor::ActionId action : counterexample) {
+  for (const executor::PathStep &action : counterexample) {
     CMC_CHECK(state != GraphEdge::kNoState,
               "a counterexample goes on after a step that reached no state");
-    const auto at = std::lower_bound(
-        graph.edges.begin(), graph.edges.end(), std::tuple(state, action),
-        [](const GraphEdge &edge, const auto &key) {
-          return std::tuple(edge.from, edge.action) < key;
+    const auto at =
+        std::ranges::find_if(graph.edges, [&](const GraphEdge &edge) {
+          return edge.from == state && edge.action == action;
         });
     CMC_CHECK(at != graph.edges.end() && at->from == state &&
                   at->action == action,
@@ -201,7 +201,7 @@ std::string graph_label(const search::Report &report, const GraphView &view,
 } // namespace
 
 GraphView graph_view(const StateGraph &graph,
-                     std::span<const executor::ActionId> counterexample,
+                     std::span<const executor::PathStep> counterexample,
                      std::size_t limit) {
   const std::size_t states = graph.changes.size();
   GraphView view;

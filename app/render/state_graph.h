@@ -40,7 +40,7 @@ struct GraphView {
 // transition to a state not kept (beyond --max-states) is never drawn.
 [[nodiscard]] GraphView
 graph_view(const search::StateGraph &graph,
-           std::span<const executor::ActionId> counterexample,
+           std::span<const executor::PathStep> counterexample,
            std::size_t limit = kGraphLimit);
 
 // A DOT string: the text in double quotes, '"' and '\' escaped, any byte

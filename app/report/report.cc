@@ -124,18 +124,18 @@ void print_state_kind(std::FILE *out, const search::Report &report,
 }
 
 std::string path_text(const StepNames &names,
-                      std::span<const executor::ActionId> path) {
+                      std::span<const executor::PathStep> path) {
   std::vector<std::string> steps;
-  for (const executor::ActionId action : path)
-    steps.push_back(step_text(step_of(*names.spec, action), names.tick));
+  for (const executor::PathStep &step : path)
+    steps.push_back(step_text(step_of(*names.spec, step), names.tick));
   return fmt::format("[{}]", fmt::join(steps, ", "));
 }
 
 nlohmann::json path_json(const StepNames &names,
-                         std::span<const executor::ActionId> path) {
+                         std::span<const executor::PathStep> path) {
   nlohmann::json steps = nlohmann::json::array();
-  for (const executor::ActionId action : path)
-    steps.push_back(step_json(step_of(*names.spec, action), names.tick));
+  for (const executor::PathStep &step : path)
+    steps.push_back(step_json(step_of(*names.spec, step), names.tick));
   return steps;
 }
 
@@ -207,6 +207,11 @@ void print_state_settings(std::FILE *out, const search::Report &report,
   print_state_kind(out, report, names);
   if (names.once)
     fmt::print(out, "once: each message at most once per path\n");
+  if (names.preemptions != 0)
+    fmt::print(out,
+               "preemptions: up to {} per step, at system calls (orders of "
+               "the threads that need more are not explored)\n",
+               names.preemptions);
   if (!report.masked.empty())
     fmt::print(out,
                "masked volatile bytes: {} (they differed between two runs "
@@ -308,20 +313,26 @@ std::string lossy_merges(const search::Report &report, const StepNames &names) {
 
 } // namespace
 
-Step step_of(const tracer::TargetSpec &spec, executor::ActionId action) {
+Step step_of(const tracer::TargetSpec &spec, const executor::PathStep &step) {
   const auto client_name = [&](std::size_t client) {
     return spec.clients.empty() ? std::string() : spec.clients.at(client);
   };
+  const executor::ActionId action = step.action;
+  const std::span<const std::uint32_t> points = step.points();
+  std::vector<std::uint32_t> preempt_at(points.begin(), points.end());
   if (spec.tick && action == spec.tick_action())
-    return {Step::Kind::kTick, "", ""};
+    return {Step::Kind::kTick, "", "", std::move(preempt_at)};
   if (action >= spec.first_disconnect())
     return {Step::Kind::kDisconnect,
-            client_name(action - spec.first_disconnect()), ""};
+            client_name(action - spec.first_disconnect()), "",
+            std::move(preempt_at)};
   return {Step::Kind::kSend, client_name(spec.client_of_message(action)),
-          spec.messages.at(action)};
+          spec.messages.at(action), std::move(preempt_at)};
 }
 
-executor::ActionId action_of(tracer::TargetSpec &spec, const Step &step) {
+namespace {
+
+executor::ActionId alphabet_action(tracer::TargetSpec &spec, const Step &step) {
   if (step.kind == Step::Kind::kTick)
     return spec.tick_action();
   const std::size_t client = client_index(spec, step.client);
@@ -336,6 +347,15 @@ executor::ActionId action_of(tracer::TargetSpec &spec, const Step &step) {
   if (!spec.clients.empty())
     spec.client_of.push_back(client);
   return static_cast<executor::ActionId>(spec.messages.size() - 1);
+}
+
+} // namespace
+
+executor::PathStep action_of(tracer::TargetSpec &spec, const Step &step) {
+  executor::PathStep action = alphabet_action(spec, step);
+  for (const std::uint32_t point : step.preempt_at)
+    action = action.preempted_at(point);
+  return action;
 }
 
 nlohmann::json step_json(const Step &step, const std::string &tick) {
@@ -353,20 +373,21 @@ nlohmann::json step_json(const Step &step, const std::string &tick) {
     json["tick"] = tick;
     break;
   }
+  if (!step.preempt_at.empty())
+    json["preempt"] = step.preempt_at;
   return json;
 }
 
 std::string step_text(const Step &step, const std::string &tick) {
   const std::string who = step.client.empty() ? "" : step.client + ": ";
-  switch (step.kind) {
-  case Step::Kind::kSend:
-    return fmt::format("{}send \"{}\"", who, encode_escapes(step.message));
-  case Step::Kind::kDisconnect:
-    return who + "disconnect";
-  case Step::Kind::kTick:
-    break;
-  }
-  return "tick " + tick;
+  std::string text = "tick " + tick;
+  if (step.kind == Step::Kind::kSend)
+    text = fmt::format("{}send \"{}\"", who, encode_escapes(step.message));
+  else if (step.kind == Step::Kind::kDisconnect)
+    text = who + "disconnect";
+  if (!step.preempt_at.empty())
+    text += fmt::format(" preempted at {}", fmt::join(step.preempt_at, ", "));
+  return text;
 }
 
 namespace {
@@ -425,6 +446,7 @@ nlohmann::json settings_json(const StepNames &names) {
       {"jobs", names.jobs},
       {"state", state_name(names.spec->state)},
       {"once", names.once},
+      {"preemptions", names.preemptions},
       {"checked", names.no_property ? "crashes, exits and hangs only"
                                     : "properties, crashes, exits and hangs"},
   };
@@ -473,6 +495,8 @@ void add_effects_json(nlohmann::json &step,
     step["read"] = effects.read ? nlohmann::json(*effects.read) : nullptr;
   if (!effects.closed.empty())
     step["closed_by_server"] = effects.closed;
+  if (!effects.preempted.empty())
+    step["switches"] = effects.preempted;
 }
 
 void add_sources_json(nlohmann::json &report,
@@ -532,11 +556,26 @@ nlohmann::json error_json(const std::string &message) {
                {"masked", nlohmann::json::array()},
                {"restarts", 0}});
   // The settings and what the search measured: not reached.
-  for (const char *key : {"elapsed_s", "states_per_s", "transitions_per_s",
-                          "collision_probability", "tick", "max_ticks", "seed",
-                          "bounds", "jobs", "state", "abstraction", "heap",
-                          "bytes_read_per_state", "bytes_hashed_per_state",
-                          "once", "coverage", "snapshots", "checked", "replay"})
+  for (const char *key : {"elapsed_s",
+                          "states_per_s",
+                          "transitions_per_s",
+                          "collision_probability",
+                          "tick",
+                          "max_ticks",
+                          "seed",
+                          "bounds",
+                          "jobs",
+                          "state",
+                          "abstraction",
+                          "heap",
+                          "bytes_read_per_state",
+                          "bytes_hashed_per_state",
+                          "once",
+                          "preemptions",
+                          "coverage",
+                          "snapshots",
+                          "checked",
+                          "replay"})
     json[key] = nullptr;
   return json;
 }

@@ -21,16 +21,19 @@ struct Step {
   Kind kind = Kind::kSend;
   std::string client;  // "" with one unnamed client
   std::string message; // kSend: the decoded bytes
+  // The points of the step at which cmc's scheduler switched threads
+  // (executor::PathStep::preempt_at); empty without --preemptions.
+  std::vector<std::uint32_t> preempt_at{};
 };
 
 // The step that action is in the alphabet of spec.
 [[nodiscard]] Step step_of(const tracer::TargetSpec &spec,
-                           executor::ActionId action);
+                           const executor::PathStep &step);
 // The action that step is in the alphabet of spec (the inverse of
 // step_of). A client or message spec lacks is added to it, and a
 // disconnect turns spec.disconnect on: each addition moves the disconnect
 // and tick actions, so an action of those is good until the next one.
-[[nodiscard]] executor::ActionId action_of(tracer::TargetSpec &spec,
+[[nodiscard]] executor::PathStep action_of(tracer::TargetSpec &spec,
                                            const Step &step);
 // {"client": "A", "send": "LOCK\n"}, {"tick": "10s"}, ...
 [[nodiscard]] nlohmann::json step_json(const Step &step,
@@ -44,8 +47,9 @@ struct StepNames {
   std::string tick; // "10s"; "" without --tick
   std::size_t max_ticks = 0;
   std::uint64_t seed = 0;
-  bool once = false;        // --once
-  bool no_property = false; // no invariant, response or plugin property
+  bool once = false;           // --once
+  std::size_t preemptions = 0; // --preemptions
+  bool no_property = false;    // no invariant, response or plugin property
   // --max-depth and --max-states; none: unbounded.
   std::optional<std::size_t> max_depth{};
   std::optional<std::size_t> max_states{};

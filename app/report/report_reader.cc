@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 #include <fmt/format.h>
@@ -143,6 +144,26 @@ void read_tick(Fields &fields, const json &tick, const std::string &path,
   }
 }
 
+// A step's preemption points: up to executor::kMaxPreemptions, ascending,
+// each from 1.
+std::vector<std::uint32_t> read_preemptions(Fields &fields, const json &preempt,
+                                            const std::string &path) {
+  std::vector<std::uint32_t> points;
+  if (!preempt.is_array() || preempt.size() > executor::kMaxPreemptions) {
+    fields.fail(path, fmt::format("expected an array of at most {} "
+                                  "preemption points",
+                                  executor::kMaxPreemptions));
+    return points;
+  }
+  for (std::size_t i = 0; i < preempt.size(); ++i) {
+    const std::uint64_t least = points.empty() ? 1 : points.back() + 1;
+    points.push_back(static_cast<std::uint32_t>(
+        fields.number(preempt[i], fmt::format("{}[{}]", path, i), least,
+                      std::numeric_limits<std::uint32_t>::max())));
+  }
+  return points;
+}
+
 // A send or disconnect names a client of the check when it had some, and
 // none when it had none; a tick never does.
 void check_client(Fields &fields, const Step &step, const std::string &path,
@@ -198,6 +219,8 @@ Step read_step(Fields &fields, const json &step, const std::string &path,
     value.kind = Step::Kind::kTick;
     read_tick(fields, step["tick"], path + ".tick", plan.target.tick);
   }
+  if (const json *preempt = member(step, "preempt"))
+    value.preempt_at = read_preemptions(fields, *preempt, path + ".preempt");
   check_client(fields, value, path, plan.target.clients);
   return value;
 }

@@ -135,6 +135,8 @@ void print_effects(std::FILE *out, const tracer::TargetSpec &spec,
     fmt::print(out, "  closed by the server: {}{}\n", client_name(spec, client),
                dropped(effects, client) ? " (bytes it never read were dropped)"
                                         : "");
+  for (const std::string &preempted : effects.preempted)
+    fmt::print(out, "  preempted: {}\n", preempted);
 }
 
 std::string effects_note(const tracer::TargetSpec &spec,
@@ -149,6 +151,7 @@ std::string effects_note(const tracer::TargetSpec &spec,
         spec.clients.empty()
             ? std::string("closed by the server")
             : fmt::format("{} closed by the server", spec.clients.at(client)));
+  notes.insert(notes.end(), effects.preempted.begin(), effects.preempted.end());
   if (notes.empty())
     return "";
   return fmt::format(" ({})", fmt::join(notes, "; "));

@@ -6,6 +6,7 @@
 #include <span>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "util/escape.h"
 #include "util/fingerprint.h"
@@ -90,6 +91,10 @@ std::string replay_command_line(const TargetOptions &options,
     line += " --aslr";
   for (const std::string &path : options.writable)
     line += " --writable " + shell_quote(path);
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (!steps[i].preempt_at.empty())
+      line += fmt::format(" --preempt {}:{}", i + 1,
+                          fmt::join(steps[i].preempt_at, ","));
   line += " --steps";
   for (const Step &step : steps) {
     const std::string who = step.client.empty() ? "" : step.client + ":";

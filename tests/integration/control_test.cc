@@ -15,6 +15,7 @@ namespace cmc::testing {
 namespace {
 
 using executor::ActionId;
+using executor::PathStep;
 using executor::Source;
 using executor::Via;
 using std::chrono::seconds;
@@ -56,13 +57,13 @@ std::shared_ptr<const tracer::TargetSpec> clocks_spec(const Clocks &options) {
 }
 
 Result<executor::Observation> run(const Clocks &options,
-                                  std::vector<ActionId> path) {
+                                  std::vector<PathStep> path) {
   tracer::ProcessExecutor executor(clocks_spec(options));
   return executor.run(path);
 }
 
 std::vector<std::byte> bytes_after(const Clocks &options,
-                                   std::vector<ActionId> path) {
+                                   std::vector<PathStep> path) {
   auto seen = run(options, std::move(path));
   EXPECT_TRUE(seen.ok()) << (seen.ok() ? "" : seen.error().message);
   EXPECT_FALSE(seen.ok() && seen->fault) << seen->fault->describe();
@@ -70,7 +71,7 @@ std::vector<std::byte> bytes_after(const Clocks &options,
 }
 
 std::array<std::int64_t, 4> times_after(const Clocks &options,
-                                        std::vector<ActionId> path) {
+                                        std::vector<PathStep> path) {
   const auto bytes = bytes_after(options, std::move(path));
   std::array<std::int64_t, 4> times{};
   if (bytes.size() == kTimes + sizeof times)

@@ -140,8 +140,8 @@ TEST_F(ProcessCapture, PagesNeverBackedAreNeitherReadNorFaultedIn) {
 
 TEST_F(ProcessCapture, TheSamePathGivesTheSameFingerprint) {
   tracer::ProcessExecutor executor(spec_);
-  auto once = executor.run(std::vector<executor::ActionId>{0});
-  auto again = executor.run(std::vector<executor::ActionId>{0});
+  auto once = executor.run(std::vector<executor::PathStep>{0});
+  auto again = executor.run(std::vector<executor::PathStep>{0});
   ASSERT_TRUE(once.ok() && again.ok());
   EXPECT_EQ(once->fingerprints, again->fingerprints);
   EXPECT_GT(once->bytes_read, 0U);
@@ -154,16 +154,16 @@ TEST_F(ProcessCapture, TheSamePathGivesTheSameFingerprint) {
 
 TEST_F(ProcessCapture, StatesThatDifferOnlyOnTheHeapDiffer) {
   tracer::ProcessExecutor executor(spec_);
-  auto hello = executor.run(std::vector<executor::ActionId>{0});
-  auto other = executor.run(std::vector<executor::ActionId>{1});
+  auto hello = executor.run(std::vector<executor::PathStep>{0});
+  auto other = executor.run(std::vector<executor::PathStep>{1});
   ASSERT_TRUE(hello.ok() && other.ok());
   EXPECT_NE(hello->fingerprints.back(), other->fingerprints.back());
 }
 
 TEST_F(ProcessCapture, OnlyTheLastStateAndItsParentAreRead) {
   tracer::ProcessExecutor executor(spec_);
-  auto parent = executor.run(std::vector<executor::ActionId>{0, 1});
-  auto path = executor.run(std::vector<executor::ActionId>{0, 1, 0});
+  auto parent = executor.run(std::vector<executor::PathStep>{0, 1});
+  auto path = executor.run(std::vector<executor::PathStep>{0, 1, 0});
   ASSERT_TRUE(parent.ok() && path.ok());
   ASSERT_EQ(path->fingerprints.size(), 4U);
   EXPECT_EQ(path->fingerprints[0], executor::kNotRead);
@@ -172,7 +172,7 @@ TEST_F(ProcessCapture, OnlyTheLastStateAndItsParentAreRead) {
   EXPECT_EQ(path->fingerprints[3], parent->fingerprints[1]);
   // Kept images: every state is read.
   executor.keep_images();
-  auto kept = executor.run(std::vector<executor::ActionId>{0, 1, 0});
+  auto kept = executor.run(std::vector<executor::PathStep>{0, 1, 0});
   ASSERT_TRUE(kept.ok());
   ASSERT_EQ(kept->images.size(), 4U);
   for (const Fingerprint &fingerprint : kept->fingerprints)
@@ -187,7 +187,7 @@ TEST_F(ProcessCapture, AnAuditedRegionsRunReadsTheWholeLastState) {
   regions->audit = true;
   tracer::ProcessExecutor audited(regions);
   tracer::ProcessExecutor whole(spec_);
-  const std::vector<executor::ActionId> path{0, 1};
+  const std::vector<executor::PathStep> path{0, 1};
   auto seen = audited.run(path);
   auto process = whole.run(path);
   ASSERT_TRUE(seen.ok() && process.ok());

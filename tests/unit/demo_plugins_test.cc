@@ -15,7 +15,7 @@ std::string plugin(const std::string &name) {
 // A path of one client's steps and what that client received; every state
 // is empty (these plugins read only the replies).
 struct Script {
-  std::vector<executor::ActionId> path;
+  std::vector<executor::PathStep> path;
   std::vector<std::vector<std::string>> received;
 
   Script &step(executor::ActionId action, std::size_t client,

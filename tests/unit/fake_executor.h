@@ -34,6 +34,11 @@ using Noise =
 using EffectsFunction = std::function<executor::StepEffects(
     const Bytes &state, executor::ActionId action)>;
 
+// How a step preempted at its points (PathStep::preempt_at) changes the
+// state its action left.
+using PreemptFunction =
+    std::function<void(const executor::PathStep &step, Bytes &state)>;
+
 // The fake as a whole process: its state bytes, cut into named pieces (as a
 // canonical state is), the first region_bytes of which are the regions.
 // The fingerprints are of the regions (kRegions) or of the whole state;
@@ -64,6 +69,13 @@ public:
   void set_noise(Noise noise) { noise_ = std::move(noise); }
   // Makes every run report each step's effects (without: none).
   void set_effects(EffectsFunction effects) { effects_ = std::move(effects); }
+  // Threads: every step passes points preemption points (reported in its
+  // effects), and a preempted one then changes the state as preempted
+  // says.
+  void set_preemption(std::uint32_t points, PreemptFunction preempted) {
+    preemption_points_ = points;
+    preempted_ = std::move(preempted);
+  }
   // Every run fails with error, as when the target cannot be started.
   void set_start_error(Error error) { start_error_ = std::move(error); }
   // Makes the state a whole process (without: the state bytes are the
@@ -72,7 +84,7 @@ public:
 
   [[nodiscard]] search::ExecutorFactory factory();
   // Runs path; the masked bytes read as zero.
-  Result<executor::Observation> run(std::span<const executor::ActionId> path,
+  Result<executor::Observation> run(std::span<const executor::PathStep> path,
                                     const RunRequest &request = {});
   // Runs that kept images.
   [[nodiscard]] std::size_t image_runs() const { return image_runs_.load(); }
@@ -92,6 +104,8 @@ private:
   StepFunction step_;
   Noise noise_;
   EffectsFunction effects_;
+  std::uint32_t preemption_points_ = 0;
+  PreemptFunction preempted_;
   std::optional<Error> start_error_;
   std::optional<FakeProcess> process_;
   std::atomic<std::size_t> runs_{0};
@@ -105,7 +119,7 @@ public:
   explicit FakeExecutor(FakeSystem &system) : system_(system) {}
 
   Result<executor::Observation>
-  run(std::span<const executor::ActionId> path) override {
+  run(std::span<const executor::PathStep> path) override {
     if (busy_.exchange(true))
       system_.note_concurrent_use();
     Result<executor::Observation> observation =
@@ -192,7 +206,7 @@ inline void record_state(executor::Observation &observation, const Bytes &state,
 }
 
 inline Result<executor::Observation>
-FakeSystem::run(std::span<const executor::ActionId> path,
+FakeSystem::run(std::span<const executor::PathStep> path,
                 const RunRequest &request) {
   // The executor masks what it reads: the system's own state keeps the
   // bytes, so the steps still see them. The regions are the first bytes.
@@ -219,7 +233,7 @@ FakeSystem::run(std::span<const executor::ActionId> path,
   };
   record();
   for (std::size_t i = 0; i < path.size(); ++i) {
-    StepOutcome outcome = step_(state, path[i]);
+    StepOutcome outcome = step_(state, path[i].action);
     if (auto *error = std::get_if<Error>(&outcome))
       return *error;
     observation.before = regions(state);
@@ -231,8 +245,13 @@ FakeSystem::run(std::span<const executor::ActionId> path,
       return observation;
     }
     state = std::get<Bytes>(std::move(outcome));
-    if (effects_)
-      observation.effects.push_back(effects_(state, path[i]));
+    if (preempted_ && path[i].preemptions() != 0)
+      preempted_(path[i], state);
+    if (effects_ || preempted_) {
+      executor::StepEffects &effects = observation.effects.emplace_back(
+          effects_ ? effects_(state, path[i].action) : executor::StepEffects{});
+      effects.preemption_points = preemption_points_;
+    }
     if (noise_)
       noise_(run, i + 1, state);
     record();

@@ -32,7 +32,7 @@ TEST(PluginProperty, SeesEveryStepWithItsClientResponsesAndRegions) {
                             {{"held", 0, 2}}, CMC_EXECUTABLE);
   EXPECT_TRUE(dump.needs_path());
   // A sends LOCK (and gets OK), then B disconnects.
-  const std::vector<executor::ActionId> path{0, 3};
+  const std::vector<executor::PathStep> path{0, 3};
   const std::vector<std::vector<std::byte>> states{bytes({0, 0}), bytes({2, 0}),
                                                    bytes({2, 0})};
   const std::vector<std::vector<std::string>> received{{"OK\n", ""}, {"", ""}};
@@ -48,7 +48,7 @@ TEST(PluginProperty, OneClientWithoutNamesIsCalledEmpty) {
   spec->tick = std::chrono::seconds(1);
   const PluginProperty dump(fixture("path_dump.so"), spec, {}, CMC_EXECUTABLE);
   // The message, then a tick (action 1).
-  const std::vector<executor::ActionId> path{0, 1};
+  const std::vector<executor::PathStep> path{0, 1};
   const std::vector<std::vector<std::byte>> states(3);
   const std::vector<std::vector<std::string>> received{{"OK\n"}, {""}};
   EXPECT_EQ(dump.check_path({path, states, received}),

@@ -137,8 +137,8 @@ TEST(AllOf, NamesTheFirstBrokenPartAndNeedsThePathIfOneDoes) {
   parts.push_back(std::make_unique<LongerThan>(1));
   const AllOf with_path(std::move(parts));
   EXPECT_TRUE(with_path.needs_path());
-  const std::vector<executor::ActionId> one{0};
-  const std::vector<executor::ActionId> two{0, 1};
+  const std::vector<executor::PathStep> one{0};
+  const std::vector<executor::PathStep> two{0, 1};
   EXPECT_FALSE(with_path.check_path({one, {}, {}}));
   EXPECT_EQ(with_path.check_path({two, {}, {}}), "longer than 1");
 }

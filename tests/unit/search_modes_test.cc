@@ -17,6 +17,7 @@ namespace {
 
 using executor::ActionId;
 using executor::Fault;
+using executor::PathStep;
 using fake::Bytes;
 using fake::FakeSystem;
 using fake::StepOutcome;
@@ -70,7 +71,7 @@ TEST(Once, MessagesTakenArePartOfTheState) {
       check(system, 2, {{"cell", 0, 1}}, once_over(2));
   ASSERT_TRUE(report.ok()) << error_of(report);
   EXPECT_EQ(report->verdict, Verdict::kViolated);
-  EXPECT_EQ(report->counterexample, (std::vector<ActionId>{1, 0}));
+  EXPECT_EQ(report->counterexample, (std::vector<PathStep>{1, 0}));
   // [], [0], [1] and [0, 1]; [1, 0] crashes.
   EXPECT_EQ(report->distinct_states, 4U);
   EXPECT_EQ(report->dedup_merges, 0U);

@@ -16,6 +16,7 @@ namespace cmc::search {
 namespace {
 
 using executor::ActionId;
+using executor::PathStep;
 using fake::FakeSystem;
 
 // Stands for a snapshot executor: each run after its first says it
@@ -26,7 +27,7 @@ using fake::FakeSystem;
 class Restoring final : public executor::Executor {
 public:
   Restoring(FakeSystem &system, bool wrong) : system_(system), wrong_(wrong) {}
-  Result<executor::Observation> run(std::span<const ActionId> path) override {
+  Result<executor::Observation> run(std::span<const PathStep> path) override {
     fake::RunRequest request;
     request.mask = mask_;
     Result<executor::Observation> seen = system_.run(path, request);

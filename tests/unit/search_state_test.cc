@@ -17,6 +17,7 @@ namespace cmc::search {
 namespace {
 
 using executor::ActionId;
+using executor::PathStep;
 using executor::StateKind;
 using fake::Bytes;
 using fake::FakeProcess;
@@ -81,9 +82,9 @@ TEST(RegionAudit, CountsAndNamesLossyMerges) {
     EXPECT_EQ(report->abstraction->merges, 5U);
     EXPECT_EQ(report->abstraction->lossy_merges, 2U);
     ASSERT_TRUE(report->abstraction->first);
-    EXPECT_EQ(report->abstraction->first->kept, (std::vector<ActionId>{0, 1}));
+    EXPECT_EQ(report->abstraction->first->kept, (std::vector<PathStep>{0, 1}));
     EXPECT_EQ(report->abstraction->first->merged,
-              (std::vector<ActionId>{1, 0}));
+              (std::vector<PathStep>{1, 0}));
     EXPECT_EQ(report->abstraction->first->difference,
               kScratch.describe() + " 'b' vs 'a'");
     // Only the replays that name it keep images: both paths, and the kept
@@ -118,8 +119,8 @@ TEST(RegionAudit, NamesNoByteThatDiffersBetweenRuns) {
       check_kv(kv, options_for(StateKind::kRegions), kCells);
   ASSERT_TRUE(report.ok()) << error_of(report);
   EXPECT_EQ(report->abstraction->lossy_merges, 5U);
-  EXPECT_EQ(report->abstraction->first->kept, (std::vector<ActionId>{0}));
-  EXPECT_EQ(report->abstraction->first->merged, (std::vector<ActionId>{0, 0}));
+  EXPECT_EQ(report->abstraction->first->kept, (std::vector<PathStep>{0}));
+  EXPECT_EQ(report->abstraction->first->merged, (std::vector<PathStep>{0, 0}));
   const decoder::Location stack{"stack of thread 1", 0};
   EXPECT_EQ(report->abstraction->first->difference,
             "only in bytes that differ between two runs of one path too, "
@@ -234,7 +235,7 @@ TEST(ProcessState, BytesThatDifferNowAndThenAreNamed) {
 class LastTwoStates final : public executor::Executor {
 public:
   explicit LastTwoStates(FakeSystem &system) : inner_(system) {}
-  Result<executor::Observation> run(std::span<const ActionId> path) override {
+  Result<executor::Observation> run(std::span<const PathStep> path) override {
     Result<executor::Observation> seen = inner_.run(path);
     if (seen && seen->fingerprints.size() > 2)
       std::fill(seen->fingerprints.begin(), seen->fingerprints.end() - 2,

@@ -16,6 +16,7 @@ namespace {
 
 using executor::ActionId;
 using executor::Fault;
+using executor::PathStep;
 using fake::Bytes;
 using fake::FakeSystem;
 using fake::StepOutcome;
@@ -63,7 +64,7 @@ TEST(BreadthFirst, KvBugViolatesSticky) {
   const Result<Report> report = check(kv, 2, cells_layout(2));
   ASSERT_TRUE(report.ok()) << error_of(report);
   EXPECT_EQ(report->verdict, Verdict::kViolated);
-  EXPECT_EQ(report->counterexample, (std::vector<ActionId>{1, 0}));
+  EXPECT_EQ(report->counterexample, (std::vector<PathStep>{1, 0}));
   EXPECT_EQ(report->violation, "sticky: byte 1 of cmc_state went 01 -> 00");
   // Level 1: [0] and [1] are new. Level 2: [0,0] merges, [0,1] is new,
   // [1,0] merges into [0] and is the violation.
@@ -164,7 +165,7 @@ TEST(BreadthFirst, ViolationIdenticalForAnyJobs) {
     const Result<Report> report = check(kv, 10, cells_layout(10), options);
     ASSERT_TRUE(report.ok()) << error_of(report);
     EXPECT_EQ(report->verdict, Verdict::kViolated);
-    EXPECT_EQ(report->counterexample, (std::vector<ActionId>{3, 5, 7}));
+    EXPECT_EQ(report->counterexample, (std::vector<PathStep>{3, 5, 7}));
     EXPECT_EQ(report->violation, "sticky: byte 3 of cmc_state went 01 -> 00");
     reports.push_back(*report);
   }
@@ -261,7 +262,7 @@ TEST(BreadthFirst, FirstShortestCounterexampleInActionOrder) {
     options.jobs = jobs;
     const Result<Report> report = check(system, 3, cells_layout(3), options);
     ASSERT_TRUE(report.ok()) << error_of(report);
-    EXPECT_EQ(report->counterexample, (std::vector<ActionId>{1, 0}));
+    EXPECT_EQ(report->counterexample, (std::vector<PathStep>{1, 0}));
     EXPECT_EQ(report->violation, "sticky: byte 1 of cmc_state went 01 -> 00");
   }
 }
@@ -283,7 +284,7 @@ TEST(BreadthFirst, ShorterCounterexampleWins) {
   const Result<Report> report = check(system, 3, cells_layout(2));
   ASSERT_TRUE(report.ok()) << error_of(report);
   EXPECT_EQ(report->verdict, Verdict::kViolated);
-  EXPECT_EQ(report->counterexample, (std::vector<ActionId>{2, 1}));
+  EXPECT_EQ(report->counterexample, (std::vector<PathStep>{2, 1}));
   const Fault exit{.kind = Fault::Kind::kExit, .code = 1, .step = 1};
   EXPECT_EQ(report->violation, "target " + exit.describe() + " during step 2");
 }
@@ -299,7 +300,7 @@ TEST(BreadthFirst, CrashIsAViolation) {
   const Result<Report> report = check(kv, 2, cells_layout(2));
   ASSERT_TRUE(report.ok()) << error_of(report);
   EXPECT_EQ(report->verdict, Verdict::kViolated);
-  EXPECT_EQ(report->counterexample, (std::vector<ActionId>{0, 1}));
+  EXPECT_EQ(report->counterexample, (std::vector<PathStep>{0, 1}));
   const Fault crash{.kind = Fault::Kind::kSignal, .code = SIGSEGV, .step = 1};
   EXPECT_EQ(report->violation, "target " + crash.describe() + " during step 2");
   // [0] and [1] new, [0, 0] merges, [0, 1] crashes and reaches no state.
@@ -317,7 +318,7 @@ TEST(BreadthFirst, FaultOnFirstStepIsAViolation) {
   FakeSystem system(zeros(1), step);
   const Result<Report> report = check(system, 2, cells_layout(1));
   ASSERT_TRUE(report.ok()) << error_of(report);
-  EXPECT_EQ(report->counterexample, (std::vector<ActionId>{1}));
+  EXPECT_EQ(report->counterexample, (std::vector<PathStep>{1}));
   const Fault hang{.kind = Fault::Kind::kHang, .code = 0, .step = 0};
   EXPECT_EQ(report->violation, "target " + hang.describe() + " during step 1");
 }
@@ -326,7 +327,7 @@ TEST(BreadthFirst, FaultOnFirstStepIsAViolation) {
 // wrote: the report names the file.
 class FileNoise final : public executor::Executor {
 public:
-  Result<executor::Observation> run(std::span<const ActionId> path) override {
+  Result<executor::Observation> run(std::span<const PathStep> path) override {
     executor::Observation seen;
     seen.fingerprints.assign(path.size() + 1, Fingerprint{runs_, 0});
     seen.files_after = {{"./binlog", 7}, {"./log", runs_++}};
@@ -340,7 +341,7 @@ private:
 TEST(Nondeterminism, NamesTheFileTwoRunsDisagreeOn) {
   FileNoise executor;
   const Result<executor::Observation> seen =
-      replay_twice(executor, std::vector<ActionId>{0}, {}, nullptr);
+      replay_twice(executor, std::vector<PathStep>{0}, {}, nullptr);
   ASSERT_FALSE(seen);
   EXPECT_EQ(seen.error().message,
             "nondeterminism: the state after actions [0] differs between two "
@@ -499,7 +500,7 @@ TEST(Nondeterminism, BoundsTheOffsetsNamed) {
 
 TEST(Nondeterminism, DescribesPrefixes) {
   EXPECT_EQ(describe_state_after({}), "the initial state");
-  const std::vector<ActionId> prefix = {1, 0, 2};
+  const std::vector<PathStep> prefix = {1, 0, 2};
   EXPECT_EQ(describe_state_after(prefix), "the state after actions [1, 0, 2]");
 }
 

@@ -20,6 +20,7 @@ namespace cmc::app {
 namespace {
 
 using executor::ActionId;
+using executor::PathStep;
 using fake::Bytes;
 using fake::FakeSystem;
 using fake::StepOutcome;
@@ -138,7 +139,7 @@ TEST(StateGraph, RecordsACrashAndStatesNotKept) {
 TEST(StateGraph, DotDrawsACrashAsANodeOfItsOwn) {
   FakeSystem kv(zeros(2), crash_on_b);
   const search::Report report = searched(kv, 1);
-  ASSERT_EQ(report.counterexample, (std::vector<ActionId>{0, 1}));
+  ASSERT_EQ(report.counterexample, (std::vector<PathStep>{0, 1}));
   const std::string dot = state_graph_dot(report, kv_names(), kCells);
   EXPECT_NE(dot.find("  fault [label=\"" + report.violation +
                      "\", shape=octagon, color=red];\n"),
@@ -197,7 +198,7 @@ drawn_edges(const StateGraph &graph, const GraphView &view) {
 
 TEST(StateGraph, SmallGraphsAreDrawnWhole) {
   const StateGraph graph = binary_tree();
-  const std::vector<ActionId> path{1, 0};
+  const std::vector<PathStep> path{1, 0};
   const GraphView view = graph_view(graph, path, 15);
   EXPECT_EQ(view.part, GraphView::Part::kAll);
   EXPECT_EQ(drawn_states(view).size(), 15U);
@@ -211,7 +212,7 @@ TEST(StateGraph, SmallGraphsAreDrawnWhole) {
 // initial state too.
 TEST(StateGraph, LargeGraphsShowTheCounterexampleAndItsNeighbours) {
   const StateGraph graph = binary_tree();
-  const std::vector<ActionId> path{1, 0};
+  const std::vector<PathStep> path{1, 0};
   const GraphView view = graph_view(graph, path, 14);
   EXPECT_EQ(view.part, GraphView::Part::kCounterexample);
   EXPECT_EQ(drawn_states(view),
@@ -237,7 +238,7 @@ TEST(StateGraph, LargeGraphsWithoutCounterexampleShowTheFirstStates) {
 TEST(StateGraph, ACrashIsTheLastEdgeOfThePath) {
   StateGraph graph = binary_tree();
   graph.edges[4] = {2, 0, Reached::kFault, GraphEdge::kNoState};
-  const std::vector<ActionId> path{1, 0};
+  const std::vector<PathStep> path{1, 0};
   const GraphView view = graph_view(graph, path, 14);
   EXPECT_EQ(view.path, (std::vector<std::size_t>{1, 4}));
   EXPECT_NE(std::find(view.edges.begin(), view.edges.end(), 4U),
@@ -249,7 +250,7 @@ TEST(StateGraph, DotOfKvBugHighlightsTheCounterexample) {
   FakeSystem kv(zeros(2), set_cell_buggy);
   const search::Report report = searched(kv, 2);
   ASSERT_EQ(report.verdict, search::Verdict::kViolated);
-  ASSERT_EQ(report.counterexample, (std::vector<ActionId>{1, 0}));
+  ASSERT_EQ(report.counterexample, (std::vector<PathStep>{1, 0}));
   const std::string dot = state_graph_dot(report, kv_names(), kCells);
   EXPECT_TRUE(dot.starts_with("digraph cmc {\n")) << dot;
   EXPECT_TRUE(dot.ends_with("}\n")) << dot;

@@ -31,8 +31,8 @@ TEST(StateStore, PathsFollowParentLinks) {
   store.add(nth(11), 0, 1);
   store.add(nth(12), 0, 0);
   store.add(nth(13), 1, 0);
-  EXPECT_EQ(store.path_of(0), std::vector<executor::ActionId>{});
-  EXPECT_EQ(store.path_of(3), (std::vector<executor::ActionId>{1, 0}));
+  EXPECT_EQ(store.path_of(0), std::vector<executor::PathStep>{});
+  EXPECT_EQ(store.path_of(3), (std::vector<executor::PathStep>{1, 0}));
   EXPECT_EQ(store.fingerprints_along(3),
             (std::vector<Fingerprint>{nth(10), nth(11), nth(13)}));
 }

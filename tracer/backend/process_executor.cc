@@ -21,7 +21,7 @@ constexpr std::size_t kCheckEvery = 64;
 } // namespace
 
 Result<executor::Observation>
-ProcessExecutor::run(std::span<const executor::ActionId> path) {
+ProcessExecutor::run(std::span<const executor::PathStep> path) {
   auto seen = spec_->snapshots && !replay_only_ && !keep_images_ ? branch(path)
                                                                  : replay(path);
   // An interrupt kills targets wherever they are, even before exec: that
@@ -61,7 +61,7 @@ Result<TargetRun> ProcessExecutor::start() {
 }
 
 Result<executor::Observation>
-ProcessExecutor::replay(std::span<const executor::ActionId> path) {
+ProcessExecutor::replay(std::span<const executor::PathStep> path) {
   auto started = start();
   if (!started)
     return started.error();
@@ -73,7 +73,7 @@ ProcessExecutor::replay(std::span<const executor::ActionId> path) {
 }
 
 Result<executor::Observation>
-ProcessExecutor::branch(std::span<const executor::ActionId> path) {
+ProcessExecutor::branch(std::span<const executor::PathStep> path) {
   executor::Observation seen;
   Reading now;
   std::size_t taken = 0;
@@ -99,7 +99,7 @@ ProcessExecutor::branch(std::span<const executor::ActionId> path) {
 }
 
 ProcessExecutor::Kept *
-ProcessExecutor::longest_kept(std::span<const executor::ActionId> path,
+ProcessExecutor::longest_kept(std::span<const executor::PathStep> path,
                               std::size_t &taken) {
   if (!live_)
     return nullptr;
@@ -113,7 +113,7 @@ ProcessExecutor::longest_kept(std::span<const executor::ActionId> path,
 }
 
 Result<void>
-ProcessExecutor::start_live(std::span<const executor::ActionId> path,
+ProcessExecutor::start_live(std::span<const executor::PathStep> path,
                             executor::Observation &seen, Reading &now) {
   live_.reset();
   forget();
@@ -132,7 +132,7 @@ ProcessExecutor::start_live(std::span<const executor::ActionId> path,
 }
 
 Result<bool> ProcessExecutor::restore(Kept &kept,
-                                      std::span<const executor::ActionId> path,
+                                      std::span<const executor::PathStep> path,
                                       std::size_t taken,
                                       executor::Observation &seen,
                                       Reading &now) {
@@ -152,7 +152,7 @@ Result<bool> ProcessExecutor::restore(Kept &kept,
 }
 
 Result<executor::Observation> ProcessExecutor::take_steps(
-    TargetRun &target, std::span<const executor::ActionId> path,
+    TargetRun &target, std::span<const executor::PathStep> path,
     std::size_t taken, executor::Observation seen, Reading now, bool keep) {
   for (std::size_t step = taken; step < path.size(); ++step) {
     seen.before = std::move(now.state);
@@ -192,10 +192,10 @@ Result<executor::Observation> ProcessExecutor::take_steps(
 }
 
 Result<void> ProcessExecutor::keep(TargetRun &target,
-                                   std::span<const executor::ActionId> path,
+                                   std::span<const executor::PathStep> path,
                                    std::size_t taken,
                                    executor::Observation &seen) {
-  std::vector<executor::ActionId> prefix(
+  std::vector<executor::PathStep> prefix(
       path.begin(), path.begin() + static_cast<long>(taken));
   if (kept_.contains(prefix))
     return {};

@@ -27,7 +27,7 @@ class ProcessExecutor final : public executor::Executor {
 public:
   explicit ProcessExecutor(std::shared_ptr<const TargetSpec> spec);
   [[nodiscard]] Result<executor::Observation>
-  run(std::span<const executor::ActionId> path) override;
+  run(std::span<const executor::PathStep> path) override;
   void keep_states() override { keep_states_ = true; }
   // A new mask drops the saved states: their fingerprints were read with
   // the old one.
@@ -53,39 +53,39 @@ private:
   };
   [[nodiscard]] Result<TargetRun> start();
   [[nodiscard]] Result<executor::Observation>
-  replay(std::span<const executor::ActionId> path);
+  replay(std::span<const executor::PathStep> path);
   // run() with snapshots: from the longest prefix of path kept, else from
   // a fresh target that becomes the live one.
   [[nodiscard]] Result<executor::Observation>
-  branch(std::span<const executor::ActionId> path);
+  branch(std::span<const executor::PathStep> path);
   // The state kept for the longest prefix of path (of taken steps), or
   // nullptr (none, or no live target).
-  [[nodiscard]] Kept *longest_kept(std::span<const executor::ActionId> path,
+  [[nodiscard]] Kept *longest_kept(std::span<const executor::PathStep> path,
                                    std::size_t &taken);
   // Restores kept, the state after path's first taken steps, into the
   // live target and reads it into seen and now; false, with the reason in
   // seen, when refused (the live target is then in no state known).
   [[nodiscard]] Result<bool> restore(Kept &kept,
-                                     std::span<const executor::ActionId> path,
+                                     std::span<const executor::PathStep> path,
                                      std::size_t taken,
                                      executor::Observation &seen, Reading &now);
   // Replaces the live target with a fresh one in its initial state, read
   // into seen (whose refusals stay) and now; keeps that state when path's
   // last step starts from it.
   [[nodiscard]] Result<void>
-  start_live(std::span<const executor::ActionId> path,
+  start_live(std::span<const executor::PathStep> path,
              executor::Observation &seen, Reading &now);
   // Takes path's steps from the first taken on, from the state now (whose
   // observation seen holds); with keep, the state the last step starts
   // from is saved.
   [[nodiscard]] Result<executor::Observation>
-  take_steps(TargetRun &target, std::span<const executor::ActionId> path,
+  take_steps(TargetRun &target, std::span<const executor::PathStep> path,
              std::size_t taken, executor::Observation seen, Reading now,
              bool keep);
   // Saves the state target is in after path's first taken steps, seen
   // being what was observed up to it; a refusal's reason goes to seen.
   [[nodiscard]] Result<void> keep(TargetRun &target,
-                                  std::span<const executor::ActionId> path,
+                                  std::span<const executor::PathStep> path,
                                   std::size_t taken,
                                   executor::Observation &seen);
   // Drops the saved states.
@@ -130,7 +130,7 @@ private:
   // With snapshots: the live target, after the last run's steps, and the
   // states saved of it, by the path that reached them.
   std::optional<TargetRun> live_;
-  std::map<std::vector<executor::ActionId>, Kept> kept_;
+  std::map<std::vector<executor::PathStep>, Kept> kept_;
   std::size_t kept_bytes_ = 0;
   std::uint64_t uses_ = 0;
   std::size_t restores_ = 0;

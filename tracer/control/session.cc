@@ -12,11 +12,13 @@
 #include <array>
 #include <filesystem>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "decoder/syscall_scan.h"
 #include "tracer/schedule/run_order.h"
 #include "tracer/syscalls/input_wait.h"
 #include "util/log.h"
@@ -146,32 +148,57 @@ Result<std::optional<WaitStatus>> Session::next_stop() {
   return tracee_.wait(true);
 }
 
+void Session::begin_step(std::span<const std::uint32_t> preempt_at) {
+  preempt_at_.assign(preempt_at.begin(), preempt_at.end());
+  next_preemption_ = 0;
+  points_ = 0;
+  switches_.clear();
+  naming_successor_ = false;
+}
+
 Result<bool> Session::dispatch() {
-  if (auto released = release_held(); !released)
-    return released.error();
-  std::map<std::size_t, pid_t> runnable; // by index
-  for (const auto &[tid, thread] : threads_) {
-    if (thread.run == Thread::Run::kRunning)
-      return true; // the target was found ending
-    if (thread.run == Thread::Run::kReady ||
-        thread.run == Thread::Run::kStarting)
-      runnable[thread.index] = tid;
-  }
-  std::vector<std::size_t> indices;
-  indices.reserve(runnable.size());
-  for (const auto &[index, tid] : runnable)
-    indices.push_back(index);
-  const auto next = next_to_run(indices, ran_before_);
-  if (!next)
-    return false;
-  const pid_t tid = runnable.at(*next);
-  running_ = tid;
-  // A thread not yet at its first stop is resumed there.
-  if (Thread &thread = threads_.at(tid); thread.run == Thread::Run::kReady) {
+  while (true) {
+    if (auto released = release_held(); !released)
+      return released.error();
+    std::map<std::size_t, pid_t> runnable; // by index
+    for (const auto &[tid, thread] : threads_) {
+      if (thread.run == Thread::Run::kRunning)
+        return true; // the target was found ending
+      if (thread.run == Thread::Run::kReady ||
+          thread.run == Thread::Run::kStarting)
+        runnable[thread.index] = tid;
+    }
+    std::vector<std::size_t> indices;
+    indices.reserve(runnable.size());
+    for (const auto &[index, tid] : runnable)
+      indices.push_back(index);
+    const auto next = next_to_run(indices, ran_before_);
+    if (!next)
+      return false;
+    if (naming_successor_)
+      switches_.back() += fmt::format(", thread {} ran", *next);
+    naming_successor_ = false;
+    const pid_t tid = runnable.at(*next);
+    running_ = tid;
+    // A thread not yet at its first stop is resumed there.
+    Thread &thread = threads_.at(tid);
+    if (thread.run != Thread::Run::kReady)
+      return true;
     tracee_.focus(tid);
-    proceed(thread, Next::kRun);
+    const Syscall *preempted = std::exchange(thread.preempted_in, nullptr);
+    auto then = preempted == nullptr
+                    ? Result<Next>(Next::kRun)
+                    : handle(thread, *preempted, thread.entered);
+    if (!then && gone(then.error(), tracee_, tid)) {
+      ending();
+      return true; // each thread reports its end
+    }
+    if (!then)
+      return then.error();
+    proceed(thread, *then);
+    if (*then == Next::kRun)
+      return true;
   }
-  return true;
 }
 
 Result<void> Session::release_held() {
@@ -482,6 +509,7 @@ void Session::ending() {
     thread.run = Thread::Run::kRunning;
     thread.waiting.reset();
     thread.awaiting_exit = false;
+    thread.preempted_in = nullptr;
   }
 }
 
@@ -567,20 +595,51 @@ Result<Session::Next> Session::on_seccomp_stop(Thread &thread) {
   thread.entered = *regs;
   CMC_LOG_DEBUG("tracer", "tid {}: {} ({}) at {:#x}", tracee_.focused(),
                 call->name, regs->syscall_number(), regs->syscall_site());
+  if (preempts(thread, *call)) {
+    thread.preempted_in = call;
+    return Next::kYield;
+  }
+  return handle(thread, *call, *regs);
+}
+
+bool Session::preempts(const Thread &thread, const Syscall &call) {
+  if (running_ != tracee_.focused() ||
+      std::ranges::none_of(threads_, [&](const auto &entry) {
+        return &entry.second != &thread &&
+               (entry.second.run == Thread::Run::kReady ||
+                entry.second.run == Thread::Run::kStarting);
+      }))
+    return false;
+  ++points_;
+  if (next_preemption_ == preempt_at_.size() ||
+      preempt_at_[next_preemption_] != points_)
+    return false;
+  ++next_preemption_;
+  // The row of any other call has no name of its own.
+  const std::string name =
+      call.number >= 0 ? std::string(call.name)
+                       : decoder::syscall_name(thread.entered.syscall_number());
+  switches_.push_back(fmt::format("thread {} before {}", thread.index, name));
+  naming_successor_ = true;
+  return true;
+}
+
+Result<Session::Next> Session::handle(Thread &thread, const Syscall &call,
+                                      const Registers &regs) {
   if (watcher_ != nullptr) {
-    if (auto seen = watcher_->entered(tracee_, environment_.vdso(), *regs);
+    if (auto seen = watcher_->entered(tracee_, environment_.vdso(), regs);
         !seen)
       return seen.error();
     thread.awaiting_exit = watcher_->wants_results();
   }
-  if (call->source)
-    environment_.note(*call->source, *regs);
-  SeccompStop stop{tracee_, environment_,  *call,
-                   *regs,   listening_fd_, unrestorable_calls_};
-  auto action = call->handler(stop);
+  if (call.source)
+    environment_.note(*call.source, regs);
+  SeccompStop stop{tracee_, environment_,  call,
+                   regs,    listening_fd_, unrestorable_calls_};
+  auto action = call.handler(stop);
   if (!action)
     return action.error();
-  return act(thread, *call, *regs, *action);
+  return act(thread, call, regs, *action);
 }
 
 Result<Session::Next> Session::act(Thread &thread, const Syscall &call,

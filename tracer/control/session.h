@@ -5,6 +5,7 @@
 #include <chrono>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,10 @@ namespace cmc::tracer {
 // in the same order: the one running goes on until it waits (a call held,
 // a futex wait), yields or ends; then the next that can run, in order of
 // creation after it (tracer/schedule/run_order.h), the lowest first at the
-// start of a step.
+// start of a step. A step may also switch away from the thread that runs
+// at its preemption points (executor::PathStep): at the entry of a system
+// call it stopped at while another thread could run, before cmc handles
+// the call, which is handled when the thread runs again.
 class Session {
 public:
   Session(ProcessAccess &tracee, std::uint64_t seed)
@@ -65,6 +69,16 @@ public:
   // while cmc had it stopped: waits for the end of each of its threads and
   // returns how it ended; an Error if it was not ending after all.
   [[nodiscard]] Result<executor::Fault> await_end();
+
+  // The next step switches away from the thread that runs at these of its
+  // preemption points (ascending, from 1); counted from here on.
+  void begin_step(std::span<const std::uint32_t> preempt_at);
+  // The preemption points the step passed so far, and its switches
+  // ("thread 2 before write, thread 3 ran").
+  [[nodiscard]] std::uint32_t preemption_points() const { return points_; }
+  [[nodiscard]] const std::vector<std::string> &preempted() const {
+    return switches_;
+  }
 
   // Moves the virtual clock on. A wait or sleep whose deadline it passes
   // times out when run_until_quiescent next resumes the target.
@@ -141,6 +155,9 @@ private:
     bool awaiting_exit = false;
     // Its registers at its last seccomp stop.
     Registers entered{};
+    // Switched away from at the entry of this call (kReady), which is
+    // handled when it runs again; nullptr when not.
+    const Syscall *preempted_in = nullptr;
   };
 
   // What to do with a thread at a stop: resume it, hold it in its wait, or
@@ -188,8 +205,14 @@ private:
   // Checks the wait of a held thread again: kReady when it is over.
   [[nodiscard]] Result<void> recheck(pid_t tid, Thread &thread);
   // Looks up the row of the call the thread stopped at and runs its
-  // handler.
+  // handler, unless the step preempts the thread there.
   [[nodiscard]] Result<Next> on_seccomp_stop(Thread &thread);
+  // At the entry of call, where the thread runs: a preemption point when
+  // another thread could run; true when the step switches away there.
+  [[nodiscard]] bool preempts(const Thread &thread, const Syscall &call);
+  // Handles the call the focused thread entered with regs.
+  [[nodiscard]] Result<Next> handle(Thread &thread, const Syscall &call,
+                                    const Registers &regs);
   // Does what a handler decided for the thread stopped at call.
   [[nodiscard]] Result<Next> act(Thread &thread, const Syscall &call,
                                  const Registers &regs, const Action &action);
@@ -231,6 +254,14 @@ private:
   std::optional<std::size_t> ran_before_;
   // starvation() as the watchdog's kill was first seen.
   std::optional<std::string> starved_;
+  // The step's preemptions (begin_step): the points to switch at, the
+  // next of them, the points passed, the switches made, and whether the
+  // last switch waits for the thread that runs after it to be named.
+  std::vector<std::uint32_t> preempt_at_;
+  std::size_t next_preemption_ = 0;
+  std::uint32_t points_ = 0;
+  std::vector<std::string> switches_;
+  bool naming_successor_ = false;
   SyscallWatcher *watcher_ = nullptr;
 };
 

@@ -331,11 +331,13 @@ Result<std::optional<executor::Fault>> TargetRun::connect(std::size_t client) {
 }
 
 Result<std::optional<executor::Fault>>
-TargetRun::step(executor::ActionId action) {
+TargetRun::step(const executor::PathStep &step) {
+  const executor::ActionId action = step.action;
   CMC_CHECK(action < spec_->alphabet_size(), "an action outside the alphabet");
   effects_ = executor::StepEffects{};
+  session_->begin_step(step.points());
   if (action == spec_->tick_action())
-    return tick(*spec_->tick);
+    return advance(*spec_->tick);
   if (action >= spec_->first_disconnect()) {
     // A FIN, as a client that closes its connection sends (the reset of
     // ~Connection is for the end of a run).
@@ -379,6 +381,12 @@ void TargetRun::count_closed_read(std::size_t client) {
 Result<std::optional<executor::Fault>>
 TargetRun::tick(std::chrono::nanoseconds by) {
   effects_ = executor::StepEffects{};
+  session_->begin_step({});
+  return advance(by);
+}
+
+Result<std::optional<executor::Fault>>
+TargetRun::advance(std::chrono::nanoseconds by) {
   if (auto ticked = session_->advance_clock(by); !ticked)
     return ticked.error();
   return run_step();
@@ -389,6 +397,8 @@ Result<std::optional<executor::Fault>> TargetRun::run_step() {
   auto fault = session_->run_until_quiescent();
   if (fault && !*fault)
     tracee_->lease().disarm();
+  effects_.preemption_points = session_->preemption_points();
+  effects_.preempted = session_->preempted();
   // An interrupt kills the target wherever it is: the death it caused is
   // no fault of the target's.
   if (Watchdog::instance().interrupted())

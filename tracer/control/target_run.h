@@ -110,9 +110,10 @@ public:
   fingerprint(std::span<const std::byte> state,
               std::span<const executor::FileDigest> files) const;
   // Sends a message or ticks the clock, then runs the target until it is
-  // quiescent; the Fault (step unset) if it died, exited or hung.
+  // quiescent, switching threads at the step's preemption points; the
+  // Fault (step unset) if it died, exited or hung.
   [[nodiscard]] Result<std::optional<executor::Fault>>
-  step(executor::ActionId action);
+  step(const executor::PathStep &step);
   // After a read of the target found it gone (an Error of kind
   // kTargetGone) while it was stopped (once a step ended, or at start):
   // how it ended, as step() would have returned it.
@@ -183,6 +184,9 @@ private:
   // Runs the target until it is quiescent after a step was given, then
   // until what it wrote has reached cmc.
   [[nodiscard]] Result<std::optional<executor::Fault>> run_step();
+  // Moves the virtual clock on by, then run_step().
+  [[nodiscard]] Result<std::optional<executor::Fault>>
+  advance(std::chrono::nanoseconds by);
   // Adds the last line the target wrote to the fault (without
   // show_output).
   void add_last_output(executor::Fault &fault);

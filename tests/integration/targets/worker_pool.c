@@ -7,7 +7,7 @@
  * until both are done; each job adds 1 to the counter (cmc_state[2]) and
  * the worker that did it replies "done\n". The main thread then sets
  * cmc_state[0] (a) or [1] (b) and replies "sum N\n", or "LOST\n" when the
- * counter is not twice the number of ADDs so far.
+ * counter is not twice the number of ADDs so far (modulo 256, its size).
  * MODE pool: a job adds under the lock.
  * MODE racy: a job reads the counter, replies, and writes it back plus one,
  * outside the lock: another worker that runs between the two (one
@@ -105,7 +105,7 @@ int main(int argc, char **argv) {
     adds++;
     cmc_state[line[4] == 'b' ? 1 : 0] = 1;
     char text[32];
-    if (cmc_state[2] != adds * kJobsPerAdd)
+    if (cmc_state[2] != (unsigned char)(adds * kJobsPerAdd))
       snprintf(text, sizeof text, "LOST\n");
     else
       snprintf(text, sizeof text, "sum %d\n", cmc_state[2]);
