@@ -308,6 +308,9 @@ Result<Outcome> Search::expand_level(std::uint32_t begin, std::uint32_t end) {
     if (Result<Outcome> outcome = run_and_merge(batch);
         !outcome || *outcome != Outcome::kContinue)
       return outcome;
+    progress_.update(report_, depth_,
+                     report_.distinct_states -
+                         std::min<std::size_t>(end, report_.distinct_states));
   }
   return Outcome::kContinue;
 }

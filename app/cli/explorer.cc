@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -241,9 +242,9 @@ Explorer::~Explorer() = default;
 
 const std::vector<std::string> &Explorer::commands() {
   static const std::vector<std::string> names{
-      "send",   "disconnect", "tick", "state",    "log",  "catch",
-      "delete", "sites",      "back", "reset",    "path", "help",
-      "quit",   "bt",         "regs", "continue", "next"};
+      "send",  "disconnect", "tick",  "preempt", "state",    "log",
+      "catch", "delete",     "sites", "back",    "reset",    "path",
+      "help",  "quit",       "bt",    "regs",    "continue", "next"};
   return names;
 }
 
@@ -285,7 +286,7 @@ void Explorer::take(const Step &step, bool quiet) {
     states_.push_back(std::move(*initial));
   }
   auto fault = step.what.kind == app::Step::Kind::kTick
-                   ? run_->tick(step.tick)
+                   ? run_->tick(step.tick, step.what.preempt_at)
                    : run_->step(action_of(*spec_, step.what));
   log_ = watcher_->trace().take();
   auto received = run_->drain(); // also when quiet: not the next's
@@ -298,6 +299,10 @@ void Explorer::take(const Step &step, bool quiet) {
     print_calls(calls, "  ", trace_out_);
     print_responses(stdout, *spec_, received);
     print_effects(stdout, *spec_, run_->effects(), false);
+    if (run_->effects().preemption_points != 0)
+      fmt::print("  preemption points: {} ('preempt N' before a step "
+                 "switches threads at its N-th)\n",
+                 run_->effects().preemption_points);
   }
   if (*fault) {
     (*fault)->step = received_.size();
@@ -347,6 +352,8 @@ void Explorer::execute(const std::string &word, const std::string &argument) {
       disconnect(argument);
     else if (word == "tick")
       tick(argument);
+    else if (word == "preempt")
+      preempt(argument);
     else if (word == "state")
       show_state();
     else if (word == "log")
@@ -372,6 +379,9 @@ void Explorer::execute(const std::string &word, const std::string &argument) {
           "disconnect CLIENT  close CLIENT's connection (its next message "
           "connects again)\n"
           "tick [DURATION]  advance the virtual clock (default --tick)\n"
+          "preempt N[,N...] the next step switches threads at these of its "
+          "preemption points (system calls at which the thread running "
+          "stopped while another could run), as check --preemptions\n"
           "state            the regions (hex and ASCII) and the fingerprint\n"
           "log              the last step's system calls, with backtraces\n"
           "catch [SYSCALL|vdso|inline|all]  stop at matching calls inside "
@@ -388,10 +398,20 @@ void Explorer::execute(const std::string &word, const std::string &argument) {
 }
 
 void Explorer::take_next(Step step) {
+  step.what.preempt_at = std::exchange(next_preempt_, {});
   path_.push_back(std::move(step));
   fmt::print("step {}: {}\n", path_.size(),
              step_text(path_.back().what, path_.back().tick_text));
   take(path_.back(), false);
+}
+
+void Explorer::preempt(const std::string &argument) {
+  auto points = parse_preemption_points(argument);
+  if (!points)
+    usage(points.error().message);
+  next_preempt_ = std::move(*points);
+  fmt::print("the next step switches threads at preemption point(s) {}\n",
+             fmt::join(next_preempt_, ", "));
 }
 
 void Explorer::send(const std::string &argument) {

@@ -67,6 +67,8 @@ private:
   void require_client(const std::string &name) const;
   void disconnect(const std::string &argument);
   void tick(const std::string &argument);
+  // `preempt N,...`: the next step's preemption points.
+  void preempt(const std::string &argument);
   void show_state() const;
   void show_log() const;
   void add_catch(const std::string &argument);
@@ -95,6 +97,7 @@ private:
   std::vector<tracer::TracedCall> log_; // of the last step
   std::optional<std::vector<Module>> modules_;
   bool ended_ = false; // the target died or exited: only back, reset
+  std::vector<std::uint32_t> next_preempt_; // of the next step
 };
 
 } // namespace cmc::app

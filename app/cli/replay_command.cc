@@ -9,9 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <limits>
 #include <span>
-#include <sstream>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -153,35 +151,20 @@ Step step_from_text(const std::string &text, const TargetOptions &target) {
 // A --preempt word, "STEP:POINT[,POINT...]", set on its step of steps.
 void preempt_step(const std::string &text, std::vector<Step> &steps) {
   const auto colon = text.find(':');
-  const auto number = [&](const std::string &word) -> std::uint64_t {
-    std::uint64_t value = 0;
-    const auto [end, failed] =
-        std::from_chars(word.data(), word.data() + word.size(), value);
-    if (failed != std::errc() || end != word.data() + word.size() ||
-        value == 0 || value > std::numeric_limits<std::uint32_t>::max())
-      usage(fmt::format("--preempt takes STEP:POINT[,POINT...], each a "
-                        "number from 1: '{}'",
-                        encode_escapes(text)));
-    return value;
-  };
-  if (colon == std::string::npos)
-    number("");
-  const std::uint64_t step = number(text.substr(0, colon));
-  if (step > steps.size())
-    usage(fmt::format("--preempt {}: there are {} steps", encode_escapes(text),
-                      steps.size()));
-  std::vector<std::uint32_t> &points = steps[step - 1].preempt_at;
-  std::stringstream list(text.substr(colon + 1));
-  for (std::string word; std::getline(list, word, ',');) {
-    const auto point = static_cast<std::uint32_t>(number(word));
-    if (!points.empty() && point <= points.back())
-      usage(fmt::format("--preempt {}: the points of a step ascend",
-                        encode_escapes(text)));
-    points.push_back(point);
-  }
-  if (points.empty() || points.size() > executor::kMaxPreemptions)
-    usage(fmt::format("--preempt {}: from 1 to {} points a step",
-                      encode_escapes(text), executor::kMaxPreemptions));
+  std::size_t step = 0;
+  const std::string number = text.substr(0, colon);
+  const auto [end, failed] =
+      std::from_chars(number.data(), number.data() + number.size(), step);
+  if (colon == std::string::npos || failed != std::errc() ||
+      end != number.data() + number.size() || step == 0 || step > steps.size())
+    usage(fmt::format("--preempt takes STEP:POINT[,POINT...], STEP from 1 to "
+                      "{} (a step of --steps): '{}'",
+                      steps.size(), encode_escapes(text)));
+  auto points = parse_preemption_points(text.substr(colon + 1));
+  if (!points)
+    usage(fmt::format("--preempt {}: {}", encode_escapes(text),
+                      points.error().message));
+  steps[step - 1].preempt_at = std::move(*points);
 }
 
 Plan plan_of(const ReplayOptions &options) {

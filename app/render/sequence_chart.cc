@@ -130,6 +130,10 @@ std::vector<ChartStep> chart_steps(const nlohmann::json &replay,
       chart.arrows.push_back({"close", lifelines.server(),
                               client.get<std::size_t>(),
                               "closed by the server"});
+    // Where cmc's scheduler switched threads (--preemptions).
+    for (const nlohmann::json &preempted :
+         step.value("switches", nlohmann::json::array()))
+      chart.notes.push_back("preempted: " + bytes_in(preempted));
     for (const nlohmann::json &change : step.at("changes"))
       chart.notes.push_back(fmt::format("{}+{} {:02x} -> {:02x}",
                                         bytes_in(change.at("region")),

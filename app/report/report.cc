@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -356,6 +358,31 @@ executor::PathStep action_of(tracer::TargetSpec &spec, const Step &step) {
   for (const std::uint32_t point : step.preempt_at)
     action = action.preempted_at(point);
   return action;
+}
+
+Result<std::vector<std::uint32_t>>
+parse_preemption_points(std::string_view list) {
+  std::vector<std::uint32_t> points;
+  while (true) {
+    const std::string_view word = list.substr(0, list.find(','));
+    std::uint32_t point = 0;
+    const auto [end, failed] =
+        std::from_chars(word.data(), word.data() + word.size(), point);
+    if (failed != std::errc() || end != word.data() + word.size() || point == 0)
+      return Error{fmt::format("'{}' is no preemption point (a number from "
+                               "1)",
+                               encode_escapes(word))};
+    if (!points.empty() && point <= points.back())
+      return Error{"the preemption points of a step ascend"};
+    points.push_back(point);
+    if (word.size() == list.size())
+      break;
+    list.remove_prefix(word.size() + 1);
+  }
+  if (points.size() > executor::kMaxPreemptions)
+    return Error{fmt::format("at most {} preemption points a step",
+                             executor::kMaxPreemptions)};
+  return points;
 }
 
 nlohmann::json step_json(const Step &step, const std::string &tick) {

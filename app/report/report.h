@@ -35,6 +35,11 @@ struct Step {
 // and tick actions, so an action of those is good until the next one.
 [[nodiscard]] executor::PathStep action_of(tracer::TargetSpec &spec,
                                            const Step &step);
+// "3,7": the preemption points of a step as the user lists them (replay
+// --preempt, explore's preempt): from 1 to executor::kMaxPreemptions
+// numbers, each from 1, ascending.
+[[nodiscard]] Result<std::vector<std::uint32_t>>
+parse_preemption_points(std::string_view list);
 // {"client": "A", "send": "LOCK\n"}, {"tick": "10s"}, ...
 [[nodiscard]] nlohmann::json step_json(const Step &step,
                                        const std::string &tick);

@@ -379,9 +379,10 @@ void TargetRun::count_closed_read(std::size_t client) {
 }
 
 Result<std::optional<executor::Fault>>
-TargetRun::tick(std::chrono::nanoseconds by) {
+TargetRun::tick(std::chrono::nanoseconds by,
+                std::span<const std::uint32_t> preempt_at) {
   effects_ = executor::StepEffects{};
-  session_->begin_step({});
+  session_->begin_step(preempt_at);
   return advance(by);
 }
 

@@ -119,9 +119,10 @@ public:
   // how it ended, as step() would have returned it.
   [[nodiscard]] Result<std::optional<executor::Fault>> gone();
   // A tick of any length (the alphabet's is spec.tick), then runs the
-  // target until it is quiescent.
+  // target until it is quiescent, switching threads at preempt_at.
   [[nodiscard]] Result<std::optional<executor::Fault>>
-  tick(std::chrono::nanoseconds by);
+  tick(std::chrono::nanoseconds by,
+       std::span<const std::uint32_t> preempt_at = {});
   // What the target sent back since the last drain, by client.
   [[nodiscard]] std::vector<std::string> drain();
   // What the last step did to the connections: how much of its message
