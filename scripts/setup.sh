@@ -23,7 +23,7 @@ packages=(
   clang-14 libclang-rt-14-dev clang-format clang-tidy dpkg-dev
   # Real servers cmc checks unmodified, as Debian ships them (their tests,
   # the README's walkthroughs and the benchmarks).
-  beanstalkd redis-server memcached mosquitto lighttpd webfs
+  beanstalkd redis-server memcached mosquitto lighttpd webfs gearman-job-server
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -1,8 +1,8 @@
-// Debian's own beanstalkd, memcached, redis-server, mosquitto, lighttpd
-// and webfsd (scripts/setup.sh installs them), checked unmodified: PIE,
-// stripped, epoll loops, clocks read through the vDSO, seeds from /dev/urandom,
-// start-up sleeps, and memcached's and redis's helper threads. Two clients
-// each, at a bounded depth.
+// Debian's own beanstalkd, memcached, redis-server, mosquitto, lighttpd,
+// webfsd and gearmand (scripts/setup.sh installs them), checked unmodified:
+// PIE, stripped, epoll loops, clocks read through the vDSO, seeds from
+// /dev/urandom, start-up sleeps, and memcached's and redis's helper threads.
+// Two clients each, at a bounded depth.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -347,6 +347,48 @@ TEST_F(Debian, WebfsdServesANewFileTheSameInEveryRun) {
                "-F", "-p", "8000", "-r", path.parent_path().string()});
   ASSERT_EQ(check.status, 0) << check.out << check.err;
   EXPECT_EQ(check.json()["coverage"][0]["read_whole"], 3);
+}
+
+// gearmand with its default threads (an I/O thread per CPU, a processing
+// thread, a signal thread): the whole process is the state, the same in
+// every run of a path, at -j1 and -j2. Its admin commands.
+TEST_F(Debian, GearmandWithItsDefaultThreadsHoldsTheSameForAnyJobs) {
+  const auto gearmand_check = [](const std::string &jobs) {
+    return run_cmc({"check",
+                    "-q",
+                    "--json",
+                    "-",
+                    "-j",
+                    jobs,
+                    "--max-depth",
+                    "3",
+                    "-m",
+                    "status\\n",
+                    "-m",
+                    "version\\n",
+                    "-m",
+                    "workers\\n",
+                    "--forbid-response",
+                    "ERR",
+                    "--",
+                    "/usr/sbin/gearmand",
+                    "-L",
+                    "127.0.0.1",
+                    "-p",
+                    "4730",
+                    "--log-file=none",
+                    "--pid-file=gearmand.pid"});
+  };
+  const Outcome one = gearmand_check("1");
+  ASSERT_EQ(one.status, 0) << one.err;
+  const auto json = one.json();
+  EXPECT_EQ(json["verdict"], "holds");
+  EXPECT_EQ(json["state"], "process");
+  EXPECT_EQ(json["distinct_states"], 40);
+  const Outcome two = gearmand_check("2");
+  ASSERT_EQ(two.status, 0) << two.err;
+  for (const char *key : {"distinct_states", "dedup_merges", "transitions"})
+    EXPECT_EQ(two.json()[key], json[key]) << key;
 }
 
 } // namespace
