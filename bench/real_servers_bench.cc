@@ -1,7 +1,10 @@
 // The cost of one replay of a real Debian server (beanstalkd,
-// redis-server, as installed by scripts/setup.sh) against the same server
-// started without cmc: start, connect, one message and its reply, kill.
-// The ratio of the two, from one run, is the price of cmc's control.
+// redis-server, memcached with its threads under cmc's scheduler, as
+// installed by scripts/setup.sh) against the same server started without
+// cmc: start, connect, one message and its reply, kill. The ratio of the
+// two, from one run, is the price of cmc's control. The replay also runs
+// with every system call stopping, as --preemptions > 0 makes it (each a
+// preemption point): the ratio of the two is the price of preempting.
 
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
@@ -15,6 +18,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "bench/untraced_server.h"
 #include "decoder/elf_file.h"
@@ -31,8 +36,8 @@ struct Server {
   std::string message;
 };
 
-// Index 0: beanstalkd, 1: redis-server.
-const std::array<Server, 2> kServers{{
+// Index 0: beanstalkd, 1: redis-server, 2: memcached.
+const std::array<Server, 3> kServers{{
     {"/usr/bin/beanstalkd",
      {"-l", "127.0.0.1", "-p", "PORT"},
      ".bss",
@@ -41,6 +46,10 @@ const std::array<Server, 2> kServers{{
      {"--port", "PORT", "--save", "", "--appendonly", "no"},
      "server",
      "SET lock 1 NX\r\n"},
+    {"/usr/bin/memcached",
+     {"-u", "root", "-l", "127.0.0.1", "-p", "PORT", "-U", "0"},
+     ".bss",
+     "add lock 0 0 1\r\nA\r\n"},
 }};
 
 std::vector<std::string> argv_of(const Server &server, int port) {
@@ -94,15 +103,19 @@ void BM_BareServer(benchmark::State &state) {
 BENCHMARK(BM_BareServer)
     ->Arg(0)
     ->Arg(1)
+    ->Arg(2)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
 // One replay of the same message under cmc, as the search runs per
-// transition.
+// transition; the second argument 1: every system call stops.
 void BM_ReplayServer(benchmark::State &state) {
   const Server &server = kServers.at(static_cast<std::size_t>(state.range(0)));
-  state.SetLabel(server.program);
+  const bool every_call = state.range(1) != 0;
+  state.SetLabel(fmt::format("{}{}", server.program,
+                             every_call ? ", every call stops" : ""));
   auto spec = std::make_shared<cmc::tracer::TargetSpec>();
+  spec->launch.observe = every_call;
   spec->launch.program = server.program;
   spec->launch.argv = argv_of(server, 7000);
   auto elf = cmc::decoder::ElfFile::open(server.program);
@@ -127,8 +140,7 @@ void BM_ReplayServer(benchmark::State &state) {
   }
 }
 BENCHMARK(BM_ReplayServer)
-    ->Arg(0)
-    ->Arg(1)
+    ->ArgsProduct({{0, 1, 2}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
