@@ -348,5 +348,41 @@ TEST_F(TwoThreads, AThreadsEndWakesTheWaitersOfItsClearedWord) {
   EXPECT_EQ(session.waits_in(), "read");
 }
 
+TEST_F(TwoThreads, APreemptionSwitchesBeforeTheCallAndHandlesItLater) {
+  // The leader's zero-length sleep is the step's first preemption point
+  // (the worker could run): switched away from there, the worker runs
+  // until it waits; then the leader's sleep is handled, and it reads.
+  sleeps(kLeader);
+  reads(kWorker);
+  reads(kLeader);
+  const std::array<std::uint32_t, 1> points{1};
+  session.begin_step(points);
+  quiescent();
+  // (The leader first runs to its clone.)
+  EXPECT_EQ(resumed(),
+            (std::vector<pid_t>{kLeader, kLeader, kWorker, kLeader}));
+  EXPECT_EQ(
+      session.preempted(),
+      (std::vector<std::string>{"thread 0 before nanosleep, thread 1 ran"}));
+  // The sleep, answered at once, and the worker's read while the
+  // preempted leader could run: two points.
+  EXPECT_EQ(session.preemption_points(), 2U);
+  EXPECT_EQ(process.resumes()[3].regs.syscall_number(), -1);
+  EXPECT_EQ(session.waits_in(), "read");
+}
+
+TEST_F(TwoThreads, WithoutPreemptionsTheRunningThreadGoesOn) {
+  sleeps(kLeader);
+  reads(kLeader);
+  reads(kWorker);
+  session.begin_step({});
+  quiescent();
+  EXPECT_EQ(resumed(),
+            (std::vector<pid_t>{kLeader, kLeader, kLeader, kWorker}));
+  EXPECT_TRUE(session.preempted().empty());
+  // The sleep and the leader's read, each while the worker could run.
+  EXPECT_EQ(session.preemption_points(), 2U);
+}
+
 } // namespace
 } // namespace cmc::tracer::session_test

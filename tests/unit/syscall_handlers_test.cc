@@ -360,5 +360,20 @@ TEST(InputWaitHandlers, WaitsOnNamesTheDescriptorsWaitedFor) {
                         fake::entering(SYS_read, 4, kOther, 1), 4));
 }
 
+// --- Threads ----------------------------------------------------------------
+
+TEST(FutexHandlers, AWaitOnSeveralFutexesIsRefusedNotLeftToSleep) {
+  // In the kernel it would sleep where cmc's scheduler cannot see it.
+  Stopped stopped;
+  const auto regs = fake::entering(SYS_futex_waitv, kBuffer, 2, 0, 0);
+  const Syscall *call = syscall_of(SYS_futex_waitv);
+  ASSERT_NE(call, nullptr);
+  SeccompStop stop{stopped.process,      stopped.environment,       *call, regs,
+                   stopped.listening_fd, stopped.unrestorable_calls};
+  const auto action = call->handler(stop);
+  ASSERT_FALSE(action);
+  EXPECT_NE(action.error().message.find("futex_waitv"), std::string::npos);
+}
+
 } // namespace
 } // namespace cmc::tracer::handlers_test

@@ -153,6 +153,12 @@ Result<Action> on_sched_yield(SeccompStop & /*stop*/) {
   return Action::yield();
 }
 
+Result<Action> on_futex_waitv(SeccompStop & /*stop*/) {
+  // In the kernel it would sleep where cmc's scheduler cannot see it.
+  return Error{"the target waits on several futexes at once "
+               "(futex_waitv); cmc's scheduler emulates futex() waits only"};
+}
+
 Result<Action> on_alarm(SeccompStop &stop) {
   return refuse_timer(stop, stop.regs.arg(0) == 0);
 }

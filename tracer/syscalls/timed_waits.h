@@ -16,6 +16,8 @@ namespace cmc::tracer {
 [[nodiscard]] Result<Action> on_futex(SeccompStop &stop);
 // sched_yield: another thread that can run runs first.
 [[nodiscard]] Result<Action> on_sched_yield(SeccompStop &stop);
+// futex_waitv: refused (an Error), never left to sleep in the kernel.
+[[nodiscard]] Result<Action> on_futex_waitv(SeccompStop &stop);
 
 // The handlers of the timers cmc does not control: a timer that fires in
 // real time would make runs differ, so arming one is an error; disarming
