@@ -76,6 +76,17 @@ TEST_F(Threads, EveryThreadWaitingOnAFutexIsADeadlock) {
             "thread is left to wake) during step 1");
 }
 
+TEST_F(Threads, AMainThreadEndingWhileOthersRunIsNamedNotAHang) {
+  // Its end is not reported while its threads run on, and its memory is
+  // the process's for cmc: one error line at once, not the step timeout.
+  const Outcome orphan = check_threads("orphan");
+  ASSERT_EQ(orphan.status, 3) << orphan.err;
+  EXPECT_TRUE(has(orphan.err, "main thread ended (pthread_exit) while its "
+                              "other threads run on"))
+      << orphan.err;
+  EXPECT_EQ(count_of(orphan.err, "\n"), 1U) << orphan.err;
+}
+
 // misbehave churn: threads start and end on every message, some joined,
 // some ending while the main thread already waits for the next one. Each
 // check replays many paths, each path starts a target: a thread that ends

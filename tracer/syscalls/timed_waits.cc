@@ -153,6 +153,21 @@ Result<Action> on_sched_yield(SeccompStop & /*stop*/) {
   return Action::yield();
 }
 
+Result<Action> on_exit_thread(SeccompStop &stop) {
+  if (stop.tracee.focused() != stop.tracee.pid())
+    return Action::run(); // a thread's end, which waitpid reports
+  auto status = stop.tracee.proc_file("status");
+  if (!status)
+    return status.error();
+  const auto at = status->find("\nThreads:\t");
+  if (at == std::string::npos ||
+      status->compare(at, 12, "\nThreads:\t1\n") == 0)
+    return Action::run(); // the last thread: the process ends
+  return Error{"the target's main thread ended (pthread_exit) while its "
+               "other threads run on; cmc reads a process through its main "
+               "thread and cannot check it after that"};
+}
+
 Result<Action> on_futex_waitv(SeccompStop & /*stop*/) {
   // In the kernel it would sleep where cmc's scheduler cannot see it.
   return Error{"the target waits on several futexes at once "

@@ -16,6 +16,10 @@ namespace cmc::tracer {
 [[nodiscard]] Result<Action> on_futex(SeccompStop &stop);
 // sched_yield: another thread that can run runs first.
 [[nodiscard]] Result<Action> on_sched_yield(SeccompStop &stop);
+// exit, a thread's own: the main thread's while others run on is an Error
+// (its end is not reported until theirs, and its memory is the process's
+// for cmc).
+[[nodiscard]] Result<Action> on_exit_thread(SeccompStop &stop);
 // futex_waitv: refused (an Error), never left to sleep in the kernel.
 [[nodiscard]] Result<Action> on_futex_waitv(SeccompStop &stop);
 

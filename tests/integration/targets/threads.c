@@ -13,6 +13,8 @@
  * worker, which never ends: every thread then waits on a futex.
  * MODE spin: as pool, but the main thread spins (no system call) until the
  * worker is done, instead of waiting on a condition variable.
+ * MODE orphan: as pool, but a third thread serves the connection, and the
+ * main thread ends (pthread_exit) once it has started them.
  */
 #include <netinet/in.h>
 #include <pthread.h>
@@ -70,25 +72,13 @@ static void *worker(void *unused) {
   return NULL;
 }
 
-int main(int argc, char **argv) {
-  if (argc != 3)
-    return 2;
-  timed = strcmp(argv[1], "timed") == 0;
-  const int spin = strcmp(argv[1], "spin") == 0;
-  const int listener = socket(AF_INET, SOCK_STREAM, 0);
-  const int on = 1;
-  setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-  struct sockaddr_in address = {.sin_family = AF_INET,
-                                .sin_port = htons(atoi(argv[2])),
-                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  if (bind(listener, (struct sockaddr *)&address, sizeof address) != 0 ||
-      listen(listener, 1) != 0)
-    return 3;
-  pthread_t idler;
-  pthread_t working;
-  if (pthread_create(&idler, NULL, idle, NULL) != 0 ||
-      pthread_create(&working, NULL, worker, NULL) != 0)
-    return 3;
+static int listener = -1;
+static int spin;
+static pthread_t working;
+
+/* Serves the connection: hands each line to the worker. */
+static void *serve(void *unused) {
+  (void)unused;
   client = accept(listener, NULL, NULL);
   char line[64];
   ssize_t got;
@@ -112,5 +102,31 @@ int main(int argc, char **argv) {
       pthread_cond_wait(&job_done, &lock);
     pthread_mutex_unlock(&lock);
   }
-  return 0;
+  exit(0);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3)
+    return 2;
+  timed = strcmp(argv[1], "timed") == 0;
+  spin = strcmp(argv[1], "spin") == 0;
+  listener = socket(AF_INET, SOCK_STREAM, 0);
+  const int on = 1;
+  setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  struct sockaddr_in address = {.sin_family = AF_INET,
+                                .sin_port = htons(atoi(argv[2])),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  if (bind(listener, (struct sockaddr *)&address, sizeof address) != 0 ||
+      listen(listener, 1) != 0)
+    return 3;
+  pthread_t idler;
+  if (pthread_create(&idler, NULL, idle, NULL) != 0 ||
+      pthread_create(&working, NULL, worker, NULL) != 0)
+    return 3;
+  if (strcmp(argv[1], "orphan") != 0)
+    serve(NULL);
+  pthread_t serving;
+  if (pthread_create(&serving, NULL, serve, NULL) != 0)
+    return 3;
+  pthread_exit(NULL);
 }
