@@ -165,6 +165,8 @@ struct Observation {
   std::vector<std::vector<std::byte>> states;
   // The sources of time and randomness the target used in this run.
   Sources sources;
+  // The most threads the target had at a state of this run that was read.
+  std::size_t threads = 1;
   // With StateKind::kRegions and TargetSpec::audit: the whole-process
   // fingerprint of the state after the last step, to audit a merge of it.
   std::optional<Fingerprint> process_after;

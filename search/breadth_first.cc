@@ -216,6 +216,7 @@ Result<Outcome> Search::search() {
   if (!*initial)
     return Outcome::kRestart;
   report_.sources.merge((*initial)->sources);
+  report_.max_threads = (*initial)->threads;
   report_.heap = (*initial)->heap;
   count_cost(report_, **initial);
   store_.add(identity((*initial)->fingerprints.back(), {}),

@@ -1,5 +1,7 @@
 #include "search/report_counts.h"
 
+#include <algorithm>
+
 #include <string>
 
 #include "search/search_report.h"
@@ -44,6 +46,7 @@ void count_snapshots(SnapshotCounts &counts,
 
 void count_run(Report &report, const executor::Observation &observation) {
   report.sources.merge(observation.sources);
+  report.max_threads = std::max(report.max_threads, observation.threads);
   count_cost(report, observation);
   count_snapshots(report.snapshots, observation);
 }

@@ -115,6 +115,10 @@ struct Report {
   // A crash's: where the signal hit the target (Fault::backtrace).
   std::vector<executor::Frame> backtrace;
   bool ticks_cut = false; // some path stopped at max_ticks ticks
+  // The most threads the target had at a state any run read: with more
+  // than one, the threads ran in cmc's order, switched inside a step only
+  // at Options::preemptions points.
+  std::size_t max_threads = 1;
   // The sources of time and randomness the target used in any run.
   executor::Sources sources;
   // With mask_volatile: the masked bytes, by region ("cmc_state+1") in

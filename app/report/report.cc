@@ -209,11 +209,16 @@ void print_state_settings(std::FILE *out, const search::Report &report,
   print_state_kind(out, report, names);
   if (names.once)
     fmt::print(out, "once: each message at most once per path\n");
-  if (names.preemptions != 0)
-    fmt::print(out,
-               "preemptions: up to {} per step, at system calls (orders of "
-               "the threads that need more are not explored)\n",
-               names.preemptions);
+  if (report.max_threads > 1)
+    fmt::print(out, "threads: up to {}, run one at a time in cmc's order{}\n",
+               report.max_threads,
+               names.preemptions == 0
+                   ? "; no switch inside a step explored (--preemptions N "
+                     "explores up to N)"
+                   : fmt::format(", switched inside a step at up to {} "
+                                 "system calls (orders that need more are "
+                                 "not explored)",
+                                 names.preemptions));
   if (!report.masked.empty())
     fmt::print(out,
                "masked volatile bytes: {} (they differed between two runs "
@@ -495,6 +500,7 @@ nlohmann::json findings_json(const search::Report &report,
       {"bytes_hashed_per_state", per_run(report.bytes_hashed)},
       {"masked", report.masked},
       {"restarts", report.restarts},
+      {"threads", report.max_threads},
       {"coverage", coverage_json(report, names)},
       {"snapshots", snapshots_json(report, names)},
   };
@@ -599,6 +605,7 @@ nlohmann::json error_json(const std::string &message) {
                           "bytes_hashed_per_state",
                           "once",
                           "preemptions",
+                          "threads",
                           "coverage",
                           "snapshots",
                           "checked",

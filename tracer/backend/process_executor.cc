@@ -265,6 +265,7 @@ Result<void> ProcessExecutor::observe(const TargetRun &target,
   if (keep_states_)
     seen.states.push_back(*state);
   now.state = std::move(*state);
+  seen.threads = std::max(seen.threads, target.session().thread_count());
   return {};
 }
 
