@@ -38,7 +38,7 @@ struct Path {
     spec->clients = {"A", "B"};
     spec->client_of = {0, 1};
     for (std::size_t i = 0; i < steps; ++i) {
-      actions.push_back(static_cast<cmc::executor::ActionId>(i % 2));
+      actions.emplace_back(static_cast<cmc::executor::ActionId>(i % 2));
       received.push_back(i % 2 == 0 ? std::vector<std::string>{"OK\n", ""}
                                     : std::vector<std::string>{"", "NO\n"});
     }

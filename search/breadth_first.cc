@@ -80,9 +80,9 @@ private:
   Result<Outcome> run_and_merge(std::vector<Transition> &batch);
   // After a transition taken without fault or violation: the same step
   // preempted once more, at each point it passed past its last (with
-  // --preemptions), to be taken in this level.
-  void add_preempted(const Transition &transition,
-                     const executor::Observation &observation);
+  // --preemptions), to be taken in this level; the search goes on.
+  Outcome add_preempted(const Transition &transition,
+                        const executor::Observation &observation);
   // The partial report when the user stopped the search, else error.
   Result<Report> stopped_or(const Error &error);
   void run_batch(std::vector<Transition> &batch);
@@ -326,18 +326,19 @@ Result<Outcome> Search::run_and_merge(std::vector<Transition> &batch) {
   return Outcome::kContinue;
 }
 
-void Search::add_preempted(const Transition &transition,
-                           const executor::Observation &observation) {
+Outcome Search::add_preempted(const Transition &transition,
+                              const executor::Observation &observation) {
   const PathStep &step = transition.action;
   if (step.preemptions() >= options_.preemptions ||
       observation.effects.size() != transition.path.size())
-    return;
+    return Outcome::kContinue;
   const std::span<const std::uint32_t> points = step.points();
   const std::uint32_t last = points.empty() ? 0 : points.back();
   for (std::uint32_t point = last + 1;
        point <= observation.effects.back().preemption_points; ++point)
     preempted_.push_back(Transition{.from = transition.from,
                                     .action = step.preempted_at(point)});
+  return Outcome::kContinue;
 }
 
 // The store is only read here; merges happen after the batch has run.
@@ -457,10 +458,8 @@ Result<Outcome> Search::merge(const Transition &transition) {
         !added)
       return added.error();
   }
-  if (!violation) {
-    add_preempted(transition, observation);
-    return Outcome::kContinue;
-  }
+  if (!violation)
+    return add_preempted(transition, observation);
   // The state after the step was reached once: bytes of it that are
   // volatile but not yet masked could fake the violation.
   if (options_.mask_volatile && !observation.fault) {

@@ -223,7 +223,7 @@ private:
 Outcome mosquitto_run(const std::string &config) {
   const TempFile file("mosquitto.conf", config);
   const std::string connect = R"(\x10\x0c\x00\x04MQTT\x04\x02\x00\x3c\x00\x00)";
-  const Outcome run = run_cmc({"check",
+  Outcome run = run_cmc({"check",
                                "-q",
                                "--json",
                                "-",

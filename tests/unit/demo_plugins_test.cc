@@ -20,7 +20,7 @@ struct Script {
 
   Script &step(executor::ActionId action, std::size_t client,
                const std::string &reply) {
-    path.push_back(action);
+    path.emplace_back(action);
     received.emplace_back(2);
     received.back()[client] = reply;
     return *this;
