@@ -164,8 +164,7 @@ Result<bool> Session::dispatch() {
     for (const auto &[tid, thread] : threads_) {
       if (thread.run == Thread::Run::kRunning)
         return true; // the target was found ending
-      if (thread.run == Thread::Run::kReady ||
-          thread.run == Thread::Run::kStarting)
+      if (can_run(thread))
         runnable[thread.index] = tid;
     }
     std::vector<std::size_t> indices;
@@ -516,10 +515,8 @@ void Session::ending() {
 std::string Session::starvation() const {
   if (!running_ || !threads_.contains(*running_))
     return {};
-  const auto waiting = std::ranges::count_if(threads_, [](const auto &entry) {
-    return entry.second.run == Thread::Run::kReady ||
-           entry.second.run == Thread::Run::kStarting;
-  });
+  const auto waiting = std::ranges::count_if(
+      threads_, [](const auto &entry) { return can_run(entry.second); });
   if (waiting == 0)
     return {};
   return fmt::format(
@@ -605,9 +602,7 @@ Result<Session::Next> Session::on_seccomp_stop(Thread &thread) {
 bool Session::preempts(const Thread &thread, const Syscall &call) {
   if (running_ != tracee_.focused() ||
       std::ranges::none_of(threads_, [&](const auto &entry) {
-        return &entry.second != &thread &&
-               (entry.second.run == Thread::Run::kReady ||
-                entry.second.run == Thread::Run::kStarting);
+        return &entry.second != &thread && can_run(entry.second);
       }))
     return false;
   ++points_;

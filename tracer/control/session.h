@@ -160,6 +160,13 @@ private:
     const Syscall *preempted_in = nullptr;
   };
 
+  // Whether the scheduler may run the thread next: stopped by cmc and free
+  // to run, or new and not yet at its first stop.
+  [[nodiscard]] static bool can_run(const Thread &thread) {
+    return thread.run == Thread::Run::kReady ||
+           thread.run == Thread::Run::kStarting;
+  }
+
   // What to do with a thread at a stop: resume it, hold it in its wait, or
   // leave it stopped for another thread to run first (kReady).
   enum class Next { kRun, kHold, kYield };
