@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bitset>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -55,10 +56,10 @@ struct SourceInfo {
 class Sources {
 public:
   void note(Source source, Via via) {
-    bits_ |= std::uint64_t{1} << bit(source, via);
+    bits_.set(bit(source, via));
   }
   [[nodiscard]] bool used(Source source, Via via) const {
-    return (bits_ >> bit(source, via) & 1) != 0;
+    return bits_.test(bit(source, via));
   }
   // The number of rdtsc sites a run patched (kRdtscPatched,
   // kRdtscBeforeEntry).
@@ -73,11 +74,11 @@ public:
   friend bool operator==(const Sources &, const Sources &) = default;
 
 private:
+  static constexpr unsigned kVias = 3;
   static constexpr unsigned bit(Source source, Via via) {
-    return static_cast<unsigned>(source) * 3 + static_cast<unsigned>(via);
+    return static_cast<unsigned>(source) * kVias + static_cast<unsigned>(via);
   }
-  static_assert(static_cast<unsigned>(Source::kCount) * 3 <= 64);
-  std::uint64_t bits_ = 0;
+  std::bitset<static_cast<std::size_t>(Source::kCount) * kVias> bits_;
   std::size_t tsc_sites_ = 0;
 };
 
