@@ -55,9 +55,7 @@ struct SourceInfo {
 // Which sources a run (or a whole search) used, and by which way.
 class Sources {
 public:
-  void note(Source source, Via via) {
-    bits_.set(bit(source, via));
-  }
+  void note(Source source, Via via) { bits_.set(bit(source, via)); }
   [[nodiscard]] bool used(Source source, Via via) const {
     return bits_.test(bit(source, via));
   }
