@@ -5,6 +5,9 @@
 // two, from one run, is the price of cmc's control. The replay also runs
 // with every system call stopping, as --preemptions > 0 makes it (each a
 // preemption point): the ratio of the two is the price of preempting.
+// Each replay counts its ptrace stops and those for the scheduler alone
+// (futex waits and wakes, sched_yield): on a single-threaded server the
+// scheduler's cost is those stops, which should be none.
 
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
@@ -137,6 +140,9 @@ void BM_ReplayServer(benchmark::State &state) {
     auto seen = executor.run(path);
     if (!seen)
       return state.SkipWithError(seen.error().message.c_str());
+    state.counters["stops"] = static_cast<double>(seen->stops);
+    state.counters["scheduler_stops"] =
+        static_cast<double>(seen->scheduler_stops);
   }
 }
 BENCHMARK(BM_ReplayServer)

@@ -172,6 +172,10 @@ struct Observation {
   Sources sources;
   // The most threads the target had at a state of this run that was read.
   std::size_t threads = 1;
+  // The target's ptrace stops in this run, and those of them for the
+  // scheduler alone (tracer::Session::stops), up to the last state read.
+  std::size_t stops = 0;
+  std::size_t scheduler_stops = 0;
   // With StateKind::kRegions and TargetSpec::audit: the whole-process
   // fingerprint of the state after the last step, to audit a merge of it.
   std::optional<Fingerprint> process_after;

@@ -266,6 +266,8 @@ Result<void> ProcessExecutor::observe(const TargetRun &target,
     seen.states.push_back(*state);
   now.state = std::move(*state);
   seen.threads = std::max(seen.threads, target.session().thread_count());
+  seen.stops = target.session().stops();
+  seen.scheduler_stops = target.session().scheduler_stops();
   return {};
 }
 

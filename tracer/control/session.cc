@@ -145,7 +145,10 @@ Result<std::optional<WaitStatus>> Session::next_stop() {
     if (!*dispatched)
       return std::optional<WaitStatus>();
   }
-  return tracee_.wait(true);
+  auto status = tracee_.wait(true);
+  if (status && *status)
+    ++stops_;
+  return status;
 }
 
 void Session::begin_step(std::span<const std::uint32_t> preempt_at) {
@@ -640,6 +643,9 @@ Result<Session::Next> Session::handle(Thread &thread, const Syscall &call,
 Result<Session::Next> Session::act(Thread &thread, const Syscall &call,
                                    const Registers &regs,
                                    const Action &action) {
+  if (action.futex || action.kind == Action::Kind::kWake ||
+      action.kind == Action::Kind::kYield)
+    ++scheduler_stops_;
   switch (action.kind) {
   case Action::Kind::kRun:
     return Next::kRun;

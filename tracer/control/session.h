@@ -104,6 +104,11 @@ public:
   // registers as it entered the call it waits in.
   [[nodiscard]] std::vector<ThreadRegisters> thread_registers() const;
   [[nodiscard]] std::size_t thread_count() const { return threads_.size(); }
+  // The ptrace stops of the target so far, and those of them at which the
+  // scheduler queued a futex wait, woke one or yielded (the calls it
+  // stops for threads alone).
+  [[nodiscard]] std::size_t stops() const { return stops_; }
+  [[nodiscard]] std::size_t scheduler_stops() const { return scheduler_stops_; }
   // How many calls the target made whose effect a snapshot cannot undo
   // (SeccompStop::unrestorable_calls).
   [[nodiscard]] std::size_t unrestorable_calls() const {
@@ -254,6 +259,8 @@ private:
   bool program_fixed_ = false;
   std::map<pid_t, Thread> threads_; // by thread id
   std::size_t threads_created_ = 1;
+  std::size_t stops_ = 0;
+  std::size_t scheduler_stops_ = 0;
   FutexQueue futexes_;
   // The thread cmc resumed to run (it may not have made its first stop
   // yet), and the index of the one that ran before it in this step.
