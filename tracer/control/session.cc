@@ -297,6 +297,8 @@ Session::on_stop(const WaitStatus &status) {
       return std::optional(fault_of(status));
     // A thread ended; the others go on.
     if (auto ended = threads_.find(tid); ended != threads_.end()) {
+      if (ended->second.awaiting_exit)
+        watcher_->ended_in_call(tracee_);
       if (running_ == tid) {
         ran_before_ = ended->second.index;
         running_.reset();

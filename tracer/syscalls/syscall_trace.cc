@@ -61,24 +61,35 @@ Result<void> SyscallTrace::entered(const ProcessAccess &tracee,
       return frames.error();
     entry.call.backtrace = std::move(*frames);
   }
-  entered_ = std::move(entry);
+  entered_[tracee.focused()] = std::move(entry);
   return {};
 }
 
 Result<void> SyscallTrace::returned(const ProcessAccess &tracee,
                                     const Registers &regs) {
-  if (!entered_)
+  const auto entered = entered_.find(tracee.focused());
+  if (entered == entered_.end())
     return {};
-  Entry entry = std::move(*entered_);
-  entered_.reset();
+  Entry entry = std::move(entered->second);
+  entered_.erase(entered);
   set_text(entry.call, tracee, entry.args, regs.result(), format_);
   calls_.push_back(std::move(entry.call));
   return {};
 }
 
+void SyscallTrace::ended_in_call(const ProcessAccess &tracee) {
+  const auto entered = entered_.find(tracee.focused());
+  if (entered == entered_.end())
+    return;
+  TracedCall call = std::move(entered->second.call);
+  set_text(call, tracee, entered->second.args, std::nullopt, format_);
+  calls_.push_back(std::move(call));
+  entered_.erase(entered);
+}
+
 void SyscallTrace::reset() {
   backtracer_.reset();
-  entered_.reset();
+  entered_.clear();
   calls_.clear();
 }
 
@@ -90,10 +101,13 @@ std::vector<TracedCall> SyscallTrace::take() {
 
 std::optional<TracedCall>
 SyscallTrace::pending(const ProcessAccess &tracee) const {
-  if (!entered_)
+  if (entered_.empty())
     return std::nullopt;
-  TracedCall call = entered_->call;
-  set_text(call, tracee, entered_->args, std::nullopt, format_);
+  const auto main = entered_.find(tracee.pid());
+  const Entry &entry =
+      main != entered_.end() ? main->second : entered_.begin()->second;
+  TracedCall call = entry.call;
+  set_text(call, tracee, entry.args, std::nullopt, format_);
   return call;
 }
 

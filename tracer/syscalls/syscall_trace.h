@@ -1,7 +1,10 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +37,7 @@ public:
   [[nodiscard]] Result<void> entered(const ProcessAccess &tracee,
                                      const VdsoLayout &vdso,
                                      const Registers &regs) override;
+  void ended_in_call(const ProcessAccess &tracee) override;
   [[nodiscard]] Result<void> returned(const ProcessAccess &tracee,
                                       const Registers &regs) override;
   [[nodiscard]] bool wants_results() const override { return true; }
@@ -44,7 +48,8 @@ public:
   // The calls that returned since the last take, in order.
   [[nodiscard]] std::vector<TracedCall> take();
   // The call the target is in and has not returned from (the one a
-  // quiescent target waits in), formatted without its result.
+  // quiescent target waits in: its main thread's, when that has one),
+  // formatted without its result.
   [[nodiscard]] std::optional<TracedCall>
   pending(const ProcessAccess &tracee) const;
 
@@ -58,7 +63,8 @@ private:
   bool backtraces_;
   decoder::FormatOptions format_;
   std::optional<Backtracer> backtracer_;
-  std::optional<Entry> entered_;
+  // The call each thread entered last and has not returned from.
+  std::map<pid_t, Entry> entered_;
   std::vector<TracedCall> calls_;
 };
 

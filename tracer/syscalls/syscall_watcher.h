@@ -30,6 +30,9 @@ public:
     return {};
   }
   [[nodiscard]] virtual bool wants_results() const { return false; }
+  // The thread that entered the call last ended in it (exit, or killed):
+  // the call never returns.
+  virtual void ended_in_call(const ProcessAccess & /*tracee*/) {}
   // After an exec: the same address may be other code now.
   virtual void new_program() {}
 };
