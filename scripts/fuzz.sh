@@ -14,9 +14,10 @@ build_dir=${CMC_FUZZ_BUILD_DIR:-build-fuzz}
 read -r -a flags <<<"${CMC_CMAKE_FLAGS:-}"
 read -r -a fuzzers <<<"${CMC_FUZZERS:-auxv duration elf_file escape proc_maps region report}"
 
+source scripts/ccache.sh
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMC_FUZZ=ON -DCMC_BENCH=OFF \
-  "${flags[@]}" >/dev/null
+  "${ccache_flags[@]}" "${flags[@]}" >/dev/null
 [[ $seconds == --configure ]] && exit
 cmake --build "$build_dir" --target cmc_fuzzers
 

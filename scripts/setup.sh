@@ -24,6 +24,7 @@ packages=(
   # Real servers cmc checks unmodified, as Debian ships them (their tests,
   # the README's walkthroughs and the benchmarks).
   beanstalkd redis-server memcached mosquitto lighttpd webfs gearman-job-server
+  ccache # compiles once for every build tree and clone (below)
 )
 missing=()
 for package in "${packages[@]}"; do
@@ -45,6 +46,7 @@ fi
 build_dir=${CMC_BUILD_DIR:-build}
 read -r -a flags <<<"${CMC_CMAKE_FLAGS:-}"
 read -r -a targets <<<"${CMC_BUILD_TARGETS:-all}"
+source scripts/ccache.sh
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  "${flags[@]}" >/dev/null
+  "${ccache_flags[@]}" "${flags[@]}" >/dev/null
 [[ ${1:-} == --configure ]] || cmake --build "$build_dir" --target "${targets[@]}"

@@ -10,11 +10,12 @@
 # -fsanitize=thread, once, into BUILD/onetbb: TSan cannot see the
 # synchronisation inside the packaged, uninstrumented libtbb (a task spawned
 # on one worker and run on another), and reports races on the data that
-# tasks hand to each other.
+# tasks hand to each other. As root that build is kept, by libtbb-dev's
+# version, in /var/cache/cmc (a later clone on this machine, CI's of a
+# session's work, reuses it); else in BUILD/onetbb.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${CMC_TSAN_BUILD_DIR:-build-tsan}
-tbb_prefix=$PWD/$build_dir/onetbb
 
 # The deb-src lines apt-get source needs, for the suites the system uses.
 add_deb_src() {
@@ -45,19 +46,28 @@ build_tbb() {
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTBB_SANITIZE=thread -DTBB_TEST=OFF \
     -DTBBMALLOC_BUILD=OFF -DTBB_STRICT=OFF \
     -DCMAKE_INSTALL_PREFIX="$tbb_prefix" >/dev/null
+  rm -rf "$tbb_prefix" "$tbb_prefix.part" && mkdir -p "$(dirname "$tbb_prefix")"
   if ! cmake --build "$source/build" >"$source/build.log" 2>&1; then
     tail -20 "$source/build.log" >&2
     echo "tsan: building oneTBB failed; its log: $source/build.log" >&2
     exit 1
   fi
-  cmake --install "$source/build" >/dev/null
+  # Installed whole or not at all: a run stopped half-way leaves no
+  # library that the next would take for built.
+  cmake --install "$source/build" --prefix "$tbb_prefix.part" >/dev/null
+  mv "$tbb_prefix.part" "$tbb_prefix"
 }
 
-[[ -f $tbb_prefix/lib/libtbb.so.12 ]] || build_tbb
 # Only what the tests below run: not the tools, the package's pages.
 CMC_BUILD_TARGETS="cmc_unit_tests cmc_integration_tests" \
   CMC_BUILD_DIR=$build_dir CMC_CMAKE_FLAGS="-DCMC_TSAN=ON -DCMC_BENCH=OFF \
 ${CMC_CMAKE_FLAGS:-}" scripts/setup.sh
+tbb_prefix=$PWD/$build_dir/onetbb
+if [[ $(id -u) -eq 0 ]]; then
+  tbb_prefix=/var/cache/cmc/onetbb-tsan-$(dpkg-query -W -f='${Version}' \
+    libtbb-dev)
+fi
+[[ -f $tbb_prefix/lib/libtbb.so.12 ]] || build_tbb
 export LD_LIBRARY_PATH=$tbb_prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
 # The search's unit tests (TBB workers on the fake executor), and checks
