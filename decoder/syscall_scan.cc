@@ -125,7 +125,28 @@ const char *syscall_kind(const cs_insn &insn) {
 struct CodeSites {
   std::vector<SyscallSite> syscalls;
   std::vector<TscSite> tsc;
+  std::vector<CpuSite> cpu;
 };
+
+// Capstone 4 has no rdpid: it decodes f3 0f c7 /7 (rdpid) as rdseed, whose
+// encoding is the same without the f3 prefix.
+std::optional<CpuInstruction> cpu_instruction(const cs_insn &insn) {
+  switch (insn.id) {
+  case X86_INS_CPUID:
+    return CpuInstruction::kCpuid;
+  case X86_INS_RDRAND:
+    return CpuInstruction::kRdrand;
+  case X86_INS_RDSEED: {
+    const auto *end = insn.bytes + insn.size;
+    const auto *escape = std::find(insn.bytes, end, std::uint8_t{0x0f});
+    return std::find(insn.bytes, escape, std::uint8_t{0xf3}) != escape
+               ? CpuInstruction::kRdpid
+               : CpuInstruction::kRdseed;
+  }
+  default:
+    return std::nullopt;
+  }
+}
 
 void note_site(const cs_insn &insn, const Symbol *function,
                const KnownRegisters &known, CodeSites &sites) {
@@ -136,6 +157,8 @@ void note_site(const cs_insn &insn, const Symbol *function,
   else if (insn.id == X86_INS_RDTSC || insn.id == X86_INS_RDTSCP)
     sites.tsc.push_back({insn.address, static_cast<std::uint8_t>(insn.size),
                          insn.id == X86_INS_RDTSCP});
+  else if (const auto cpu = cpu_instruction(insn))
+    sites.cpu.push_back({insn.address, *cpu});
 }
 
 // Sweeps [range.address, range.address + size) linearly, restarting at the
@@ -193,6 +216,7 @@ Result<CodeSites> scan_code(const ElfFile &elf,
   };
   std::sort(sites.syscalls.begin(), sites.syscalls.end(), by_address);
   std::sort(sites.tsc.begin(), sites.tsc.end(), by_address);
+  std::sort(sites.cpu.begin(), sites.cpu.end(), by_address);
   return sites;
 }
 
@@ -270,8 +294,12 @@ Result<FileSites> scan_file(const ElfFile &elf) {
   auto sites = scan_code(elf, functions);
   if (!sites)
     return sites.error();
-  FileSites file{Attribution::kFileName, "", "", std::move(sites->syscalls),
-                 std::move(sites->tsc)};
+  FileSites file{Attribution::kFileName,
+                 "",
+                 "",
+                 std::move(sites->syscalls),
+                 std::move(sites->tsc),
+                 std::move(sites->cpu)};
   const auto system = system_origin(elf.path());
   if (system || elf.has_interpreter() || !elf.needed().empty()) {
     for (SyscallSite &site : file.sites)
@@ -286,11 +314,25 @@ Result<FileSites> scan_file(const ElfFile &elf) {
   return file;
 }
 
-Result<std::vector<TscSite>> scan_tsc_sites(const ElfFile &elf) {
+Result<InstructionSites> scan_instruction_sites(const ElfFile &elf) {
   auto sites = scan_code(elf, elf.functions());
   if (!sites)
     return sites.error();
-  return std::move(sites->tsc);
+  return InstructionSites{std::move(sites->tsc), std::move(sites->cpu)};
+}
+
+std::string_view instruction_name(CpuInstruction instruction) {
+  switch (instruction) {
+  case CpuInstruction::kCpuid:
+    return "cpuid";
+  case CpuInstruction::kRdrand:
+    return "rdrand";
+  case CpuInstruction::kRdseed:
+    return "rdseed";
+  case CpuInstruction::kRdpid:
+    return "rdpid";
+  }
+  return "";
 }
 
 } // namespace cmc::decoder

@@ -44,6 +44,16 @@ struct TscSite {
   bool rdtscp = false;       // rdtscp also writes IA32_TSC_AUX to ecx
 };
 
+// An instruction that reads the CPU's identity or its random numbers,
+// which only CPUID faulting hides (cpuid itself, rdrand, rdseed, rdpid).
+enum class CpuInstruction : std::uint8_t { kCpuid, kRdrand, kRdseed, kRdpid };
+
+// One of them found in an executable's code.
+struct CpuSite {
+  std::uint64_t address = 0; // link-time address
+  CpuInstruction instruction = CpuInstruction::kCpuid;
+};
+
 // The sites of one file.
 struct FileSites {
   Attribution attribution = Attribution::kFileName;
@@ -51,6 +61,13 @@ struct FileSites {
   std::string static_libc_error; // kNoStaticLibc: why there is none
   std::vector<SyscallSite> sites;
   std::vector<TscSite> tsc_sites; // in address order
+  std::vector<CpuSite> cpu_sites; // in address order
+};
+
+// The rdtsc, rdtscp and CPU-identity instructions of a file.
+struct InstructionSites {
+  std::vector<TscSite> tsc;
+  std::vector<CpuSite> cpu;
 };
 
 // The system call instructions of a file, in address order, each with its
@@ -64,12 +81,17 @@ struct FileSites {
 // function of the system's libc.a (find_static_libc), inline when that
 // function is not libc.a's, and unknown outside every function symbol. Any
 // other file's sites are inline.
-// The rdtsc and rdtscp instructions are found by the same sweep.
+// The rdtsc, rdtscp and CPU-identity instructions are found by the same
+// sweep.
 [[nodiscard]] Result<FileSites> scan_file(const ElfFile &elf);
 
-// Only the rdtsc and rdtscp instructions of a file, by the sweep of
-// scan_file, in address order: no origins told (no libc.a read).
-[[nodiscard]] Result<std::vector<TscSite>> scan_tsc_sites(const ElfFile &elf);
+// Only the rdtsc, rdtscp and CPU-identity instructions of a file, by the
+// sweep of scan_file, in address order: no origins told (no libc.a read).
+[[nodiscard]] Result<InstructionSites>
+scan_instruction_sites(const ElfFile &elf);
+
+// "cpuid", "rdrand", "rdseed" or "rdpid".
+[[nodiscard]] std::string_view instruction_name(CpuInstruction instruction);
 
 // The x86-64 name of a system call number ("read"), or "".
 [[nodiscard]] std::string syscall_name(long number);

@@ -35,9 +35,25 @@ constexpr std::array<SourceInfo, static_cast<std::size_t>(Source::kCount)>
          false},
         {"rseq", "refused with ENOSYS", true},
         {"io_uring_setup", "refused with ENOSYS", true},
-        {"rdrand", "cannot be trapped without CPUID faulting", false},
+        {"rdrand/rdseed",
+         "no CPUID faulting here to hide them: the CPU's random numbers",
+         false},
         {"times/getrusage/sysinfo", "passed through to the kernel", false},
+        {"cpuid",
+         "trapped (CPUID faulting), a fixed CPU 0 without rdrand, rdseed, "
+         "rdpid",
+         true},
+        {"cpuid",
+         "no CPUID faulting here: the host's CPU, its APIC id and features "
+         "(rdrand, rdseed, rdpid)",
+         false},
+        {"rdpid", "no CPUID faulting here to hide it: the CPU it runs on",
+         false},
+        {"sched_getaffinity", "answered CPU 0 only", true},
     }};
+
+// The sites of an uncontrolled instruction the report names at most.
+constexpr std::size_t kSitesNamed = 4;
 
 } // namespace
 
@@ -57,7 +73,19 @@ std::string control_text(Source source, const Sources &sources) {
                        "entry (ld.so and the constructors run before "
                        "PR_SET_TSC is set there), virtual clock",
                        sources.tsc_sites());
-  return std::string(source_info(source).control);
+  std::string text(source_info(source).control);
+  const std::set<std::string> &sites = sources.sites(source);
+  if (sites.empty())
+    return text;
+  std::size_t named = 0;
+  for (const std::string &site : sites) {
+    if (named == kSitesNamed)
+      break;
+    text += fmt::format("{}{}", named++ == 0 ? ", at " : ", ", site);
+  }
+  if (sites.size() > kSitesNamed)
+    text += fmt::format(" and {} more", sites.size() - kSitesNamed);
+  return text;
 }
 
 } // namespace cmc::executor

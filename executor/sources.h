@@ -5,6 +5,8 @@
 #include <bitset>
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -32,8 +34,12 @@ enum class Source : std::uint8_t {
                       // scan
   kRseq,
   kIoUring,
-  kRdrand, // rdrand/rdseed: no trap without CPUID faulting
-  kTimes,  // times(), getrusage(), sysinfo(): passed through
+  kRdrand,      // rdrand/rdseed sites, where CPUID faulting cannot hide them
+  kTimes,       // times(), getrusage(), sysinfo(): passed through
+  kCpuid,       // cpuid, trapped by CPUID faulting and answered
+  kCpuidNative, // cpuid sites, where the CPU has no CPUID faulting
+  kRdpid,       // rdpid sites, where CPUID faulting cannot hide it
+  kAffinity,    // sched_getaffinity, sched_setaffinity
   kCount,
 };
 
@@ -59,6 +65,17 @@ public:
   [[nodiscard]] bool used(Source source, Via via) const {
     return bits_.test(bit(source, via));
   }
+  // An instruction site of an uncontrolled source ("demo+0x1234"), which
+  // the report names; noted with the source.
+  void note_site(Source source, const std::string &site) {
+    note(source, Via::kOther);
+    sites_[source].insert(site);
+  }
+  [[nodiscard]] const std::set<std::string> &sites(Source source) const {
+    static const std::set<std::string> kNone;
+    const auto found = sites_.find(source);
+    return found != sites_.end() ? found->second : kNone;
+  }
   // The number of rdtsc sites a run patched (kRdtscPatched,
   // kRdtscBeforeEntry).
   void note_tsc_sites(std::size_t count) {
@@ -68,6 +85,8 @@ public:
   void merge(const Sources &other) {
     bits_ |= other.bits_;
     note_tsc_sites(other.tsc_sites_);
+    for (const auto &[source, sites] : other.sites_)
+      sites_[source].insert(sites.begin(), sites.end());
   }
   friend bool operator==(const Sources &, const Sources &) = default;
 
@@ -78,11 +97,12 @@ private:
   }
   std::bitset<static_cast<std::size_t>(Source::kCount) * kVias> bits_;
   std::size_t tsc_sites_ = 0;
+  std::map<Source, std::set<std::string>> sites_;
 };
 
 // How cmc answered a source used, as the report says it: source_info's
 // control, with the number of sites patched for kRdtscPatched and
-// kRdtscBeforeEntry.
+// kRdtscBeforeEntry, and the sites noted (the first few) for the others.
 [[nodiscard]] std::string control_text(Source source, const Sources &sources);
 
 } // namespace cmc::executor

@@ -41,5 +41,33 @@ TEST(Sources, RdtscInCodeCmcCouldNotScanIsNotControlled) {
   EXPECT_TRUE(source_info(Source::kRdtscPatched).controlled);
 }
 
+TEST(Sources, UncontrolledCpuInstructionsNameTheirFirstSitesMergedOverRuns) {
+  Sources first;
+  first.note_site(Source::kRdpid, "rdpid demo+0x1200");
+  Sources later;
+  for (const char *site :
+       {"rdpid demo+0x1100", "rdpid demo+0x1200", "rdpid libx.so+0x10",
+        "rdpid libx.so+0x20", "rdpid libx.so+0x30"})
+    later.note_site(Source::kRdpid, site);
+  first.merge(later);
+  EXPECT_TRUE(first.used(Source::kRdpid, Via::kOther));
+  EXPECT_FALSE(source_info(Source::kRdpid).controlled);
+  EXPECT_EQ(control_text(Source::kRdpid, first),
+            "no CPUID faulting here to hide it: the CPU it runs on, at rdpid "
+            "demo+0x1100, rdpid demo+0x1200, rdpid libx.so+0x10, rdpid "
+            "libx.so+0x20 and 1 more");
+  EXPECT_EQ(control_text(Source::kCpuid, first),
+            "trapped (CPUID faulting), a fixed CPU 0 without rdrand, rdseed, "
+            "rdpid");
+}
+
+TEST(Sources, EveryRowOfEveryWayHasABitOfItsOwn) {
+  Sources sources;
+  sources.note(Source::kAffinity, Via::kSyscall);
+  EXPECT_TRUE(sources.used(Source::kAffinity, Via::kSyscall));
+  EXPECT_FALSE(sources.used(Source::kAffinity, Via::kVdso));
+  EXPECT_FALSE(sources.used(Source::kCpuidNative, Via::kSyscall));
+}
+
 } // namespace
 } // namespace cmc::executor

@@ -60,6 +60,7 @@ bool probe_tsc_traps() {
 // The rdtsc sites and the _dl_debug_state of one file, by file offset.
 struct FileTsc {
   std::vector<decoder::TscSite> sites; // address: the file offset
+  std::vector<decoder::CpuSite> cpu;   // address: the file offset
   std::optional<std::uint64_t> debug_state;
 };
 
@@ -75,14 +76,19 @@ Result<FileTsc> scan(const std::string &path) {
   auto elf = decoder::ElfFile::open(path);
   if (!elf)
     return elf.error();
-  auto sites = decoder::scan_tsc_sites(*elf);
+  auto sites = decoder::scan_instruction_sites(*elf);
   if (!sites)
     return sites.error();
   FileTsc file;
-  for (decoder::TscSite site : *sites)
+  for (decoder::TscSite site : sites->tsc)
     if (const auto offset = file_offset(*elf, site.address)) {
       site.address = *offset;
       file.sites.push_back(site);
+    }
+  for (decoder::CpuSite site : sites->cpu)
+    if (const auto offset = file_offset(*elf, site.address)) {
+      site.address = *offset;
+      file.cpu.push_back(site);
     }
   if (const auto debug = elf->find_symbol("_dl_debug_state"))
     file.debug_state = file_offset(*elf, debug->value);
@@ -215,6 +221,11 @@ Result<void> TscPatches::patch(ProcessAccess &tracee,
       site.address = *at;
       sites_[*at] = site;
     }
+  const std::string name = mapping.path.substr(mapping.path.rfind('/') + 1);
+  for (const decoder::CpuSite &site : (*file)->cpu)
+    if (address(site.address))
+      cpu_sites_.emplace(site.instruction,
+                         fmt::format("{}+{:#x}", name, site.address));
   if (const auto at = (*file)->debug_state ? address(*(*file)->debug_state)
                                            : std::nullopt) {
     // glibc's _dl_debug_state is a bare ret: a breakpoint answers it.

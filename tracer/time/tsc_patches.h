@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,13 @@ public:
   }
   // Sites patched (in the mappings present at the last patch_mapped).
   [[nodiscard]] std::size_t count() const { return sites_.size(); }
+  // The cpuid, rdrand, rdseed and rdpid instructions of the files
+  // patched, each as its file's name and offset ("libc.so.6+0x1a2b"):
+  // the sites that read the CPU where CPUID faulting cannot hide it.
+  [[nodiscard]] const std::set<std::pair<decoder::CpuInstruction, std::string>>
+      &cpu_sites() const {
+    return cpu_sites_;
+  }
   // Files mapped executable that cmc could not scan: their rdtsc would run
   // uncontrolled.
   [[nodiscard]] const std::vector<std::string> &unscanned() const {
@@ -68,6 +76,7 @@ private:
   std::map<std::uint64_t, Patched> mappings_;       // by start address
   std::optional<std::uint64_t> debug_state_;
   std::vector<std::string> unscanned_;
+  std::set<std::pair<decoder::CpuInstruction, std::string>> cpu_sites_;
 };
 
 } // namespace cmc::tracer
