@@ -706,6 +706,11 @@ Result<int> Session::on_signal(int signal) {
       return emulated.error();
     if (*emulated)
       return 0;
+    auto cpuid = environment_.emulate_cpuid(tracee_);
+    if (!cpuid)
+      return cpuid.error();
+    if (*cpuid)
+      return 0;
     auto info = tracee_.signal_info();
     const auto address =
         info ? reinterpret_cast<std::uint64_t>(info->si_addr) : 0;

@@ -75,6 +75,20 @@ public:
   }
   // What rdtscp returns besides: IA32_TSC_AUX in ecx.
   void set_tsc_aux(std::uint32_t aux) { raw_.rcx = aux; }
+  // What cpuid reads: the leaf in eax and the subleaf in ecx.
+  [[nodiscard]] std::uint32_t cpuid_leaf() const {
+    return static_cast<std::uint32_t>(raw_.rax);
+  }
+  [[nodiscard]] std::uint32_t cpuid_subleaf() const {
+    return static_cast<std::uint32_t>(raw_.rcx);
+  }
+  // What cpuid returns: eax, ebx, ecx and edx, zero-extended.
+  void set_cpuid(const std::array<std::uint32_t, 4> &out) {
+    raw_.rax = out[0];
+    raw_.rbx = out[1];
+    raw_.rcx = out[2];
+    raw_.rdx = out[3];
+  }
 
   [[nodiscard]] std::uint64_t ip() const { return raw_.rip; }
   void set_ip(std::uint64_t ip) { raw_.rip = ip; }

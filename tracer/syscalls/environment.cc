@@ -1,6 +1,6 @@
 #include "tracer/syscalls/environment.h"
 
-#include <cpuid.h>
+#include <asm/prctl.h>
 #include <elf.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -24,19 +24,6 @@ using executor::Source;
 using executor::Via;
 namespace {
 
-// The CPU offers rdrand or rdseed, which only CPUID faulting could hide.
-bool cpu_has_rdrand() {
-  unsigned eax = 0;
-  unsigned ebx = 0;
-  unsigned ecx = 0;
-  unsigned edx = 0;
-  const bool rdrand =
-      __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_RDRND) != 0;
-  const bool rdseed = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 &&
-                      (ebx & bit_RDSEED) != 0;
-  return rdrand || rdseed;
-}
-
 // Writes value where ptr points unless it is null; false if the target
 // cannot take it (the call then fails with EFAULT).
 template <typename T>
@@ -49,9 +36,8 @@ constexpr long kFault = -EFAULT;
 } // namespace
 
 Result<void> Environment::take_control(ProcessAccess &tracee) {
-  static const bool rdrand = cpu_has_rdrand();
-  if (rdrand)
-    note(Source::kRdrand, Via::kOther);
+  if (auto trapped = trap_cpuid(tracee); !trapped)
+    return trapped;
   auto raw = tracee.proc_file("auxv");
   if (!raw)
     return raw.error();
@@ -83,6 +69,7 @@ Result<void> Environment::take_control(ProcessAccess &tracee) {
   // program's) are patched now.
   if (auto patched = tsc_.patch_mapped(tracee); !patched)
     return patched;
+  note_cpu_sites();
   const auto entry = decoder::auxv_value(auxv, AT_ENTRY);
   if (!entry)
     return Error{"the target's auxiliary vector has no AT_ENTRY"};
@@ -136,6 +123,7 @@ Result<void> Environment::at_entry(ProcessAccess &tracee, Registers regs) {
       return restored;
     if (auto patched = tsc_.patch_mapped(tracee); !patched)
       return patched;
+    note_cpu_sites();
     if (!tsc_.unscanned().empty())
       note(Source::kRdtscUncontrolled, Via::kOther);
     return tracee.set_registers(regs);
@@ -171,9 +159,55 @@ Result<void> Environment::at_debug_state(ProcessAccess &tracee,
   regs.set_sp(regs.sp() + sizeof *back);
   if (auto patched = tsc_.patch_mapped(tracee); !patched)
     return patched;
+  note_cpu_sites();
   if (!tsc_.unscanned().empty())
     note(Source::kRdtscUncontrolled, Via::kOther);
   return tracee.set_registers(regs);
+}
+
+Result<void> Environment::trap_cpuid(ProcessAccess &tracee) {
+  if (!cpuid_faults())
+    return {};
+  auto regs = tracee.registers();
+  if (!regs)
+    return regs.error();
+  // The arch_prctl runs on a syscall instruction written over the first
+  // one at rip (ld.so's entry, or a static program's) for it.
+  const std::uint64_t at = regs->ip();
+  std::array<std::byte, 2> code{};
+  const iovec remote{reinterpret_cast<void *>(at), code.size()};
+  if (auto read = tracee.read(std::span(&remote, 1), code); !read)
+    return Error{"cannot read the target's code at its entry: " +
+                 read.error().message};
+  if (auto written =
+          tracee.patch_code(at, std::array{std::byte{0x0f}, std::byte{0x05}});
+      !written)
+    return written;
+  auto trapped =
+      tracee.inject_syscall(at, SYS_arch_prctl, {ARCH_SET_CPUID, 0, 0});
+  if (!trapped)
+    return trapped.error();
+  if (auto restored = tracee.patch_code(at, code); !restored)
+    return restored;
+  if (*trapped != 0)
+    return system_error("cannot trap the target's cpuid (ARCH_SET_CPUID)",
+                        static_cast<int>(-*trapped));
+  return {};
+}
+
+void Environment::note_cpu_sites() {
+  if (cpuid_faults())
+    return;
+  for (const auto &[instruction, site] : tsc_.cpu_sites()) {
+    Source source = Source::kRdrand;
+    if (instruction == decoder::CpuInstruction::kCpuid)
+      source = Source::kCpuidNative;
+    else if (instruction == decoder::CpuInstruction::kRdpid)
+      source = Source::kRdpid;
+    sources_.note_site(
+        source,
+        fmt::format("{} {}", decoder::instruction_name(instruction), site));
+  }
 }
 
 void Environment::note(Source source, const Registers &regs) {
@@ -235,6 +269,27 @@ Result<bool> Environment::emulate_tsc(ProcessAccess &tracee) {
   return true;
 }
 
+Result<bool> Environment::emulate_cpuid(ProcessAccess &tracee) {
+  if (!cpuid_faults())
+    return false;
+  auto regs = tracee.registers();
+  if (!regs)
+    return regs.error();
+  std::array<std::uint8_t, 2> code{};
+  const iovec remote{reinterpret_cast<void *>(regs->ip()), code.size()};
+  if (!tracee.read(std::span(&remote, 1),
+                   std::as_writable_bytes(std::span(code))))
+    return false;
+  if (code[0] != 0x0f || code[1] != 0xa2)
+    return false;
+  regs->set_cpuid(cpuid_answer(regs->cpuid_leaf(), regs->cpuid_subleaf()));
+  regs->set_ip(regs->ip() + code.size());
+  note(Source::kCpuid, Via::kOther);
+  if (auto set = tracee.set_registers(*regs); !set)
+    return set.error();
+  return true;
+}
+
 Result<void> Environment::answer_tsc(ProcessAccess &tracee, Registers regs,
                                      std::uint8_t length, bool rdtscp,
                                      Source source) {
@@ -291,6 +346,32 @@ Result<Action> answer_getcpu(SeccompStop &stop) {
               put(stop.tracee, stop.regs.arg_ptr<unsigned>(1), zero)
           ? 0
           : kFault);
+}
+
+Result<Action> answer_sched_getaffinity(SeccompStop &stop) {
+  // The kernel copies its cpumask, a whole number of longs, and fails for
+  // a buffer too small to hold one (on a machine of one CPU: 8 bytes).
+  const std::uint64_t size = stop.regs.arg(1);
+  if (size < sizeof(std::uint64_t) || size % sizeof(std::uint64_t) != 0)
+    return Action::answer(-EINVAL);
+  const std::uint64_t cpu0 = 1;
+  if (stop.regs.arg(2) == 0)
+    return Action::answer(kFault);
+  return Action::answer(
+      put(stop.tracee, stop.regs.arg_ptr<std::uint64_t>(2), cpu0)
+          ? static_cast<long>(sizeof cpu0)
+          : kFault);
+}
+
+Result<Action> answer_sched_setaffinity(SeccompStop &stop) {
+  // The kernel reads size bytes of mask (zeros past them); CPU 0 is bit 0
+  // of its first byte.
+  if (stop.regs.arg(1) == 0)
+    return Action::answer(-EINVAL);
+  auto first = stop.tracee.read(stop.regs.arg_ptr<std::uint8_t>(2));
+  if (!first)
+    return Action::answer(kFault);
+  return Action::answer((*first & 1) != 0 ? 0 : -EINVAL);
 }
 
 Result<Action> answer_getrandom(SeccompStop &stop) {

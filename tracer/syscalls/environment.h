@@ -8,6 +8,7 @@
 #include "executor/sources.h"
 #include "tracer/process/process_access.h"
 #include "tracer/syscalls/syscall.h"
+#include "tracer/time/cpu_model.h"
 #include "tracer/time/timer_fds.h"
 #include "tracer/time/tsc_patches.h"
 #include "tracer/time/vdso_control.h"
@@ -22,7 +23,8 @@ namespace cmc::tracer {
 // the same seed and steps give the same answers in the same order.
 class Environment {
 public:
-  explicit Environment(std::uint64_t seed) : random_(seed) {}
+  explicit Environment(std::uint64_t seed)
+      : clock_(host_tsc_khz()), random_(seed) {}
 
   [[nodiscard]] VirtualClock &clock() { return clock_; }
   [[nodiscard]] const VirtualClock &clock() const { return clock_; }
@@ -53,6 +55,10 @@ public:
   // At a SIGSEGV stop: emulates the rdtsc or rdtscp at rip (PR_SET_TSC
   // made it fault) and returns true, or returns false for another fault.
   [[nodiscard]] Result<bool> emulate_tsc(ProcessAccess &tracee);
+  // At a SIGSEGV stop: answers the cpuid at rip (CPUID faulting made it
+  // fault) with cpuid_answer() and returns true, or returns false for
+  // another fault.
+  [[nodiscard]] Result<bool> emulate_cpuid(ProcessAccess &tracee);
 
   // Records a source read by the system call whose stop has regs.
   void note(executor::Source source, const Registers &regs);
@@ -76,6 +82,14 @@ public:
                                         executor::Source source);
 
 private:
+  // Where the CPU has CPUID faulting: turns it on in the target, at the
+  // exec stop (the kernel turns it off at every execve), before ld.so
+  // reads the CPU's features to pick its string functions.
+  [[nodiscard]] Result<void> trap_cpuid(ProcessAccess &tracee);
+  // Where it has not: notes the CPU-identity instructions of the files
+  // patched (TscPatches::cpu_sites) as sources cmc does not control.
+  void note_cpu_sites();
+
   VirtualClock clock_;
   std::mt19937_64 random_;
   VdsoLayout vdso_;
@@ -96,6 +110,13 @@ private:
 [[nodiscard]] Result<Action> answer_time(SeccompStop &stop);
 [[nodiscard]] Result<Action> answer_clock_getres(SeccompStop &stop);
 [[nodiscard]] Result<Action> answer_getcpu(SeccompStop &stop);
+// The target runs on CPU 0 only, whatever CPU cmc pinned it to, as getcpu
+// and cpuid say: sched_getaffinity answers the set {0};
+// sched_setaffinity succeeds for a set that has CPU 0 (the kernel keeps
+// the CPUs of the set that are allowed) and fails with EINVAL for one that
+// has not, as on a machine of one CPU; cmc's own pinning stays.
+[[nodiscard]] Result<Action> answer_sched_getaffinity(SeccompStop &stop);
+[[nodiscard]] Result<Action> answer_sched_setaffinity(SeccompStop &stop);
 [[nodiscard]] Result<Action> answer_getrandom(SeccompStop &stop);
 
 } // namespace cmc::tracer

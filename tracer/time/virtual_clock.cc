@@ -55,9 +55,10 @@ VirtualClock::elapsed_at(clockid_t id, const timespec &absolute) const {
 }
 
 std::uint64_t VirtualClock::tsc() const {
-  return static_cast<std::uint64_t>(
+  const auto ns = static_cast<unsigned __int128>(
       (std::chrono::duration_cast<nanoseconds>(kMonotonicStart) + elapsed_)
           .count());
+  return static_cast<std::uint64_t>(ns * tsc_khz_ / 1'000'000);
 }
 
 } // namespace cmc::tracer

@@ -15,6 +15,13 @@ public:
   static constexpr std::chrono::seconds kRealtimeStart{1767225600};
   // CLOCK_MONOTONIC and CLOCK_BOOTTIME at start (an uptime of 1000 s).
   static constexpr std::chrono::seconds kMonotonicStart{1000};
+  // The TSC frequency of a clock made without one: 1 GHz.
+  static constexpr std::uint64_t kDefaultTscKhz = 1'000'000;
+
+  // A clock whose time stamp counter ticks tsc_khz thousand times per
+  // virtual second.
+  explicit VirtualClock(std::uint64_t tsc_khz = kDefaultTscKhz)
+      : tsc_khz_(tsc_khz) {}
 
   [[nodiscard]] std::chrono::nanoseconds elapsed() const { return elapsed_; }
   void advance(std::chrono::nanoseconds by) { elapsed_ += by; }
@@ -25,13 +32,16 @@ public:
   // The elapsed virtual time at which clock id shows absolute.
   [[nodiscard]] std::optional<std::chrono::nanoseconds>
   elapsed_at(clockid_t id, const timespec &absolute) const;
-  // The time stamp counter: one tick per virtual nanosecond.
+  // The time stamp counter: the monotonic clock's nanoseconds (as the
+  // kernel's TSC counts from boot) at tsc_khz, rounded down.
   [[nodiscard]] std::uint64_t tsc() const;
+  [[nodiscard]] std::uint64_t tsc_khz() const { return tsc_khz_; }
 
 private:
   [[nodiscard]] std::optional<std::chrono::nanoseconds>
   start_of(clockid_t id) const;
 
+  std::uint64_t tsc_khz_;
   std::chrono::nanoseconds elapsed_{0};
 };
 
