@@ -2,6 +2,7 @@
 // a scripted process: fake memory and registers, the test's own pipes and
 // timerfds as the target's descriptors.
 
+#include <asm/prctl.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/epoll.h>
@@ -163,6 +164,51 @@ TEST(ClockHandlers, TimeReturnsAndStoresTheSeconds) {
   EXPECT_EQ(stopped.process.at<time_t>(kBuffer), expected);
   EXPECT_EQ(stopped.answer(fake::entering(SYS_time, 0)), expected);
   EXPECT_EQ(stopped.answer(fake::entering(SYS_time, kUnmapped)), -EFAULT);
+}
+
+// --- CPU identity ---------------------------------------------------------
+
+TEST(CpuHandlers, SchedGetaffinityIsCpuZeroOnly) {
+  Stopped stopped;
+  stopped.process.put(kBuffer, ~std::uint64_t{0});
+  EXPECT_EQ(
+      stopped.answer(fake::entering(SYS_sched_getaffinity, 0, 128, kBuffer)),
+      8);
+  EXPECT_EQ(stopped.process.at<std::uint64_t>(kBuffer), 1U);
+  // The kernel's cpumask is whole longs; a buffer of fewer bytes fails.
+  EXPECT_EQ(
+      stopped.answer(fake::entering(SYS_sched_getaffinity, 0, 4, kBuffer)),
+      -EINVAL);
+  EXPECT_EQ(
+      stopped.answer(fake::entering(SYS_sched_getaffinity, 0, 8, kUnmapped)),
+      -EFAULT);
+}
+
+TEST(CpuHandlers, SchedSetaffinityTakesASetWithCpuZeroAndNeverMoves) {
+  Stopped stopped;
+  stopped.process.put(kBuffer, std::uint64_t{0b11});
+  EXPECT_EQ(
+      stopped.answer(fake::entering(SYS_sched_setaffinity, 0, 8, kBuffer)), 0);
+  stopped.process.put(kBuffer, std::uint64_t{0b10}); // CPU 1 only
+  EXPECT_EQ(
+      stopped.answer(fake::entering(SYS_sched_setaffinity, 0, 8, kBuffer)),
+      -EINVAL);
+  EXPECT_EQ(
+      stopped.answer(fake::entering(SYS_sched_setaffinity, 0, 8, kUnmapped)),
+      -EFAULT);
+}
+
+TEST(CpuHandlers, TheTargetCannotTurnCpuidFaultingOff) {
+  Stopped stopped;
+  const Registers get = fake::entering(SYS_arch_prctl, ARCH_GET_CPUID, 0);
+  const Registers set = fake::entering(SYS_arch_prctl, ARCH_SET_CPUID, 1);
+  if (!cpuid_faults()) {
+    EXPECT_EQ(stopped.run(get).kind, Action::Kind::kRun);
+    EXPECT_EQ(stopped.run(set).kind, Action::Kind::kRun);
+    return;
+  }
+  EXPECT_EQ(stopped.answer(get), 1);
+  EXPECT_EQ(stopped.answer(set), 0);
 }
 
 // --- timerfd --------------------------------------------------------------

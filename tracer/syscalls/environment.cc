@@ -33,6 +33,39 @@ bool put(ProcessAccess &tracee, RemotePtr<T> ptr, const T &value) {
 
 constexpr long kFault = -EFAULT;
 
+// Where the CPU has CPUID faulting: turns it on in the target, at the
+// exec stop (the kernel turns it off at every execve), before ld.so reads
+// the CPU's features to pick its string functions.
+Result<void> trap_cpuid(ProcessAccess &tracee) {
+  if (!cpuid_faults())
+    return {};
+  auto regs = tracee.registers();
+  if (!regs)
+    return regs.error();
+  // The arch_prctl runs on a syscall instruction written for it over the
+  // two bytes at rip (ld.so's entry, or a static program's).
+  const std::uint64_t at = regs->ip();
+  std::array<std::byte, 2> code{};
+  const iovec remote{reinterpret_cast<void *>(at), code.size()};
+  if (auto read = tracee.read(std::span(&remote, 1), code); !read)
+    return Error{"cannot read the target's code at its entry: " +
+                 read.error().message};
+  if (auto written =
+          tracee.patch_code(at, std::array{std::byte{0x0f}, std::byte{0x05}});
+      !written)
+    return written;
+  auto trapped =
+      tracee.inject_syscall(at, SYS_arch_prctl, {ARCH_SET_CPUID, 0, 0});
+  if (!trapped)
+    return trapped.error();
+  if (auto restored = tracee.patch_code(at, code); !restored)
+    return restored;
+  if (*trapped != 0)
+    return system_error("cannot trap the target's cpuid (ARCH_SET_CPUID)",
+                        static_cast<int>(-*trapped));
+  return {};
+}
+
 } // namespace
 
 Result<void> Environment::take_control(ProcessAccess &tracee) {
@@ -163,36 +196,6 @@ Result<void> Environment::at_debug_state(ProcessAccess &tracee,
   if (!tsc_.unscanned().empty())
     note(Source::kRdtscUncontrolled, Via::kOther);
   return tracee.set_registers(regs);
-}
-
-Result<void> Environment::trap_cpuid(ProcessAccess &tracee) {
-  if (!cpuid_faults())
-    return {};
-  auto regs = tracee.registers();
-  if (!regs)
-    return regs.error();
-  // The arch_prctl runs on a syscall instruction written over the first
-  // one at rip (ld.so's entry, or a static program's) for it.
-  const std::uint64_t at = regs->ip();
-  std::array<std::byte, 2> code{};
-  const iovec remote{reinterpret_cast<void *>(at), code.size()};
-  if (auto read = tracee.read(std::span(&remote, 1), code); !read)
-    return Error{"cannot read the target's code at its entry: " +
-                 read.error().message};
-  if (auto written =
-          tracee.patch_code(at, std::array{std::byte{0x0f}, std::byte{0x05}});
-      !written)
-    return written;
-  auto trapped =
-      tracee.inject_syscall(at, SYS_arch_prctl, {ARCH_SET_CPUID, 0, 0});
-  if (!trapped)
-    return trapped.error();
-  if (auto restored = tracee.patch_code(at, code); !restored)
-    return restored;
-  if (*trapped != 0)
-    return system_error("cannot trap the target's cpuid (ARCH_SET_CPUID)",
-                        static_cast<int>(-*trapped));
-  return {};
 }
 
 void Environment::note_cpu_sites() {
@@ -372,6 +375,13 @@ Result<Action> answer_sched_setaffinity(SeccompStop &stop) {
   if (!first)
     return Action::answer(kFault);
   return Action::answer((*first & 1) != 0 ? 0 : -EINVAL);
+}
+
+Result<Action> answer_arch_cpuid(SeccompStop &stop) {
+  const std::uint64_t code = stop.regs.arg(0);
+  if (!cpuid_faults() || (code != ARCH_GET_CPUID && code != ARCH_SET_CPUID))
+    return Action::run();
+  return Action::answer(code == ARCH_GET_CPUID ? 1 : 0);
 }
 
 Result<Action> answer_getrandom(SeccompStop &stop) {

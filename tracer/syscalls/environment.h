@@ -82,10 +82,6 @@ public:
                                         executor::Source source);
 
 private:
-  // Where the CPU has CPUID faulting: turns it on in the target, at the
-  // exec stop (the kernel turns it off at every execve), before ld.so
-  // reads the CPU's features to pick its string functions.
-  [[nodiscard]] Result<void> trap_cpuid(ProcessAccess &tracee);
   // Where it has not: notes the CPU-identity instructions of the files
   // patched (TscPatches::cpu_sites) as sources cmc does not control.
   void note_cpu_sites();
@@ -116,6 +112,11 @@ private:
 // the CPUs of the set that are allowed) and fails with EINVAL for one that
 // has not, as on a machine of one CPU; cmc's own pinning stays.
 [[nodiscard]] Result<Action> answer_sched_getaffinity(SeccompStop &stop);
+// Where cmc set CPUID faulting, the target cannot turn it off: its
+// ARCH_GET_CPUID answers 1 (cpuid runs, as it would untraced) and its
+// ARCH_SET_CPUID succeeds without effect (cmc answers every cpuid, with
+// the same fixed CPU). Elsewhere the call runs.
+[[nodiscard]] Result<Action> answer_arch_cpuid(SeccompStop &stop);
 [[nodiscard]] Result<Action> answer_sched_setaffinity(SeccompStop &stop);
 [[nodiscard]] Result<Action> answer_getrandom(SeccompStop &stop);
 

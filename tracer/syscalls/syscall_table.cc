@@ -569,7 +569,13 @@ constexpr auto kCalls = std::to_array<Syscall>({
      .number = SYS_io_uring_setup,
      .handler = refuse_enosys,
      .source = executor::Source::kIoUring},
-    {.name = "arch_prctl", .number = SYS_arch_prctl, .shape = "{arch_prctl}p"},
+    // Stopped only for ARCH_GET_CPUID (0x1011) and ARCH_SET_CPUID
+    // (0x1012): no other arch_prctl code has bit 0x10.
+    {.name = "arch_prctl",
+     .number = SYS_arch_prctl,
+     .shape = "{arch_prctl}p",
+     .handler = answer_arch_cpuid,
+     .trap_if = {0, 0x10}},
     {.name = "prctl", .number = SYS_prctl, .shape = "{prctl}xxxx"},
     {.name = "personality",
      .number = SYS_personality,

@@ -7,9 +7,10 @@
  * renews it, unless more than 5e9 counts of rdtscp have passed since: then
  * the lease is over and the holder loses it (cmc_state[0] = 0, the bug an
  * invariant sticky finds) and the reply is "EXPIRED\n". Under cmc the
- * counter is its virtual clock, one count per nanosecond: only a tick of
- * more than 5 s between TAKE and RENEW can expire the lease. Run on the
- * real counter (a few GHz), steps a few milliseconds apart never do.
+ * counter is its virtual clock at the host's TSC frequency (at least
+ * 1 GHz): only a tick (of more than 5 s at 1 GHz) between TAKE and RENEW
+ * can expire the lease. Run on the real counter, steps a few milliseconds
+ * apart never do.
  *
  * With LIBRARY (libtsc_clock.so) both reads are its tsc_now(), in code
  * that dlopen maps once the server runs.
