@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
+#include <optional>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -20,18 +23,63 @@ struct Token {
   TokenBit bit{};
 };
 
-// Every mapping a pointer may point into, by address; a pointer into one is
-// hashed as (its index here, offset), and the "mappings" piece holds the
-// names in this order.
+// In a token's value: the pointer was stored mangled (PTR_MANGLE).
+constexpr std::uint64_t kMangled = std::uint64_t{1} << 63;
+
+// What the state calls each segment: its role where the kernel chose its
+// address. The heaps of thread arenas are "heap of arena N" (N on
+// main_arena's list), the other anonymous segments numbered in address
+// order without them; mmapped chunks have no name (pointers into them are
+// chunk pointers). Stacks are named by their thread already.
+std::vector<std::string> segment_names(const ProcessImage &image,
+                                       const GlibcHeap *heap) {
+  std::vector<std::string> names;
+  names.reserve(image.memory.size());
+  for (const auto &segment : image.memory)
+    names.push_back(segment.name);
+  if (heap == nullptr)
+    return names;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (heap->chunk_segments[i] &&
+        image.memory[i].kind == MemoryKind::kAnonymous)
+      names[i].clear();
+  for (const auto &arena_heap : heap->arena_heaps)
+    names[arena_heap.segment] =
+        arena_heap.heaps == 1
+            ? fmt::format("heap of arena {}", arena_heap.arena)
+            : fmt::format("heap {} of arena {}", arena_heap.heap,
+                          arena_heap.arena);
+  std::size_t anonymous = 0;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (!heap->chunk_segments[i] &&
+        image.memory[i].kind == MemoryKind::kAnonymous)
+      names[i] = fmt::format("anonymous {}", ++anonymous);
+  return names;
+}
+
+// Every named mapping a pointer may point into; a pointer into one is
+// hashed as (its index in name order, offset), and the "mappings" piece
+// holds the names in that order: neither depends on where the kernel put
+// the mappings relative to each other.
 class Mappings {
 public:
-  explicit Mappings(const ProcessImage &image) {
-    for (const auto &segment : image.memory)
-      ranges_.push_back(Range{segment.address,
-                              segment.address + segment.bytes.size(),
-                              &segment.name});
+  Mappings(const ProcessImage &image, const std::vector<std::string> &names) {
+    for (std::size_t i = 0; i < image.memory.size(); ++i)
+      if (!names[i].empty())
+        ranges_.push_back(
+            Range{image.memory[i].address,
+                  image.memory[i].address + image.memory[i].bytes.size(),
+                  &names[i], 0, false});
     for (const auto &range : image.mapped)
-      ranges_.push_back(Range{range.start, range.end, &range.name});
+      ranges_.push_back(
+          Range{range.start, range.end, &range.name, 0, range.from_end});
+    std::sort(ranges_.begin(), ranges_.end(),
+              [](const Range &a, const Range &b) {
+                return std::tie(*a.name, a.start) < std::tie(*b.name, b.start);
+              });
+    for (std::size_t i = 0; i < ranges_.size(); ++i)
+      ranges_[i].index = i;
+    names_ = names_in_order();
     std::sort(ranges_.begin(), ranges_.end(),
               [](const Range &a, const Range &b) { return a.start < b.start; });
     if (!ranges_.empty()) {
@@ -50,13 +98,19 @@ public:
     auto found = std::upper_bound(
         ranges_.begin(), ranges_.end(), value,
         [](std::uint64_t v, const Range &r) { return v < r.start; });
-    if (found == ranges_.begin() || value >= (--found)->end)
+    // A pointer to the end of a mapping (l_map_end of ld.so's link_map)
+    // is the mapping's, when no other mapping starts there.
+    if (found == ranges_.begin() || value > (--found)->end)
       return {};
-    const auto index = static_cast<std::uint64_t>(found - ranges_.begin());
-    return Token{index << 40 | (value - found->start), kMappingPointer};
+    const auto offset =
+        found->from_end ? found->end - value : value - found->start;
+    return Token{std::uint64_t{found->index} << 40 | offset, kMappingPointer};
   }
 
-  [[nodiscard]] std::vector<std::byte> names() const {
+  [[nodiscard]] const std::vector<std::byte> &names() const { return names_; }
+
+private:
+  std::vector<std::byte> names_in_order() const {
     std::vector<std::byte> bytes;
     for (const auto &range : ranges_) {
       const auto at = bytes.size();
@@ -66,13 +120,15 @@ public:
     return bytes;
   }
 
-private:
   struct Range {
     std::uint64_t start;
     std::uint64_t end;
     const std::string *name;
+    std::size_t index; // in name order
+    bool from_end;
   };
   std::vector<Range> ranges_;
+  std::vector<std::byte> names_;
   std::uint64_t lowest_ = 0;
   std::uint64_t highest_ = 0;
 };
@@ -125,17 +181,17 @@ void blank_bookkeeping(const GlibcHeap *heap, std::size_t segment_index,
 // segments that hold no heap chunks, each thread's registers, the
 // descriptors), each pointer resolve() knows made a token.
 template <typename Resolve>
-void write_roots(const ProcessImage &image, const Mappings &mappings,
-                 const GlibcHeap *heap, CanonicalBytes &out,
-                 const Resolve &resolve) {
-  const auto names = mappings.names();
-  out.add_named("mappings", 0, names);
+void write_roots(const ProcessImage &image,
+                 const std::vector<std::string> &names,
+                 const Mappings &mappings, const GlibcHeap *heap,
+                 CanonicalBytes &out, const Resolve &resolve) {
+  out.add_named("mappings", 0, mappings.names());
   for (std::size_t i = 0; i < image.memory.size(); ++i) {
     const auto &segment = image.memory[i];
     if (heap != nullptr && heap->chunk_segments[i])
       continue;
-    auto piece = out.add_named(
-        segment.name, heap == nullptr ? segment.address : 0, segment.bytes);
+    auto piece = out.add_named(names[i], heap == nullptr ? segment.address : 0,
+                               segment.bytes);
     blank_bookkeeping(heap, i, segment, piece);
     tokenize(piece, resolve);
     out.mark_thread_ids(piece, segment.address);
@@ -219,22 +275,62 @@ private:
 };
 
 void write_raw(const ProcessImage &image, CanonicalBytes &out) {
-  const Mappings mappings(image);
-  write_roots(image, mappings, nullptr, out,
+  const auto names = segment_names(image, nullptr);
+  const Mappings mappings(image, names);
+  write_roots(image, names, mappings, nullptr, out,
               [](std::uint64_t) { return Token{}; });
+}
+
+// glibc's pointer guard (tcbhead_t.pointer_guard at fs:0x30, the same in
+// every thread, from AT_RANDOM): PTR_MANGLE stores a pointer p as
+// rol(p ^ guard, 17), in setjmp's buffers (one in every thread's
+// start_thread frame), atexit's list, ...
+std::optional<std::uint64_t> pointer_guard(const ProcessImage &image) {
+  constexpr std::uint64_t kPointerGuard = 0x30;
+  if (image.threads.empty())
+    return std::nullopt;
+  const auto at = image.threads.front().registers.fs_base + kPointerGuard;
+  for (const auto &segment : image.memory)
+    if (at >= segment.address &&
+        at + 8 <= segment.address + segment.bytes.size()) {
+      std::uint64_t guard = 0;
+      std::memcpy(&guard, segment.bytes.data() + (at - segment.address), 8);
+      return guard;
+    }
+  return std::nullopt;
+}
+
+// "glibc", and the thread arenas hashed as read and why.
+std::string allocator_text(const GlibcHeap &heap) {
+  if (heap.other_arenas == 0)
+    return "glibc";
+  return fmt::format("glibc ({} thread arena{} hashed as read: {})",
+                     heap.other_arenas, heap.other_arenas == 1 ? "" : "s",
+                     heap.not_walked);
 }
 
 // The roots, then each reached chunk in number order (its user bytes,
 // pointers as tokens); returns the summary.
 HeapSummary write_canonical(const ProcessImage &image, const GlibcHeap &heap,
                             CanonicalBytes &out) {
-  const Mappings mappings(image);
+  const auto names = segment_names(image, &heap);
+  const Mappings mappings(image, names);
   ChunkNumbering numbering(heap);
-  const auto resolve = [&](std::uint64_t value) {
+  const auto pointer = [&](std::uint64_t value) {
     const auto chunk = numbering.token(value);
     return chunk.bit != 0 ? chunk : mappings.token(value);
   };
-  write_roots(image, mappings, &heap, out, resolve);
+  const auto guard = pointer_guard(image);
+  const auto resolve = [&](std::uint64_t value) {
+    auto token = pointer(value);
+    if (token.bit != 0 || !guard)
+      return token;
+    token = pointer(std::rotr(value, 17) ^ *guard);
+    if (token.bit != 0)
+      token.value |= kMangled;
+    return token;
+  };
+  write_roots(image, names, mappings, &heap, out, resolve);
   for (std::size_t number = 1; number <= numbering.numbered(); ++number) {
     const auto &chunk = numbering.chunk(number);
     const auto &segment = image.memory[chunk.segment];
@@ -246,11 +342,8 @@ HeapSummary write_canonical(const ProcessImage &image, const GlibcHeap &heap,
     out.mark_thread_ids(piece, chunk.user_begin());
   }
   HeapSummary summary;
-  summary.allocator =
-      heap.other_arenas == 0
-          ? "glibc"
-          : fmt::format("glibc ({} thread arenas hashed as read)",
-                        heap.other_arenas);
+  summary.allocator = allocator_text(heap);
+  summary.arenas = heap.arenas;
   summary.canonical = true;
   summary.chunks = numbering.numbered();
   summary.free_chunks = heap.free_chunks;

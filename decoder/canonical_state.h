@@ -26,10 +26,12 @@ enum class HeapModel {
 
 // What the heap walk found.
 struct HeapSummary {
-  // "glibc", or why the heap was hashed raw: "raw bytes (no glibc malloc
-  // arena found: ...)", "raw bytes (--dedup raw)".
+  // "glibc" (with the thread arenas it could not walk, hashed as read,
+  // and why), or why the heap was hashed raw: "raw bytes (no
+  // glibc malloc arena found: ...)", "raw bytes (--dedup raw)".
   std::string allocator;
   bool canonical = false;
+  std::size_t arenas = 0;         // walked, main_arena included
   std::size_t chunks = 0;         // in use, reached from the roots
   std::size_t garbage_chunks = 0; // in use but unreachable: left out
   std::size_t garbage_bytes = 0;

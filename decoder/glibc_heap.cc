@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <optional>
 
 #include <fmt/format.h>
@@ -21,6 +22,15 @@ constexpr std::uint64_t kBins = 0x70;
 constexpr std::uint64_t kBinPairs = 127;
 constexpr std::uint64_t kNext = 0x870;
 constexpr std::uint64_t kArenaSize = 0x898;
+// struct heap_info (arena.c): ar_ptr, prev, size, mprotect_size, pagesize,
+// padded to 48 bytes; each heap is HEAP_MAX_SIZE (64 MiB) aligned.
+constexpr std::uint64_t kHeapPrev = 8;
+constexpr std::uint64_t kHeapSize = 16;
+constexpr std::uint64_t kHeapMprotectSize = 24;
+constexpr std::uint64_t kHeapInfoSize = 0x30;
+constexpr std::uint64_t kHeapMax = std::uint64_t{64} << 20;
+// A bound on the arena list and on an arena's heaps, against a cycle.
+constexpr std::size_t kMaxArenas = 1024;
 // struct tcache_perthread_struct: uint16_t counts[64], then
 // tcache_entry *entries[64]; malloc'd first, so the first chunk of [heap].
 constexpr std::uint64_t kTcacheBins = 64;
@@ -55,6 +65,18 @@ public:
     if (at + 8 > found->address + found->bytes.size())
       return std::nullopt;
     return load(*found, at - found->address);
+  }
+
+  // The index of the segment holding at, if any.
+  [[nodiscard]] std::optional<std::size_t> segment_at(std::uint64_t at) const {
+    const auto &memory = image_.memory;
+    auto found = std::upper_bound(
+        memory.begin(), memory.end(), at,
+        [](std::uint64_t a, const MemorySegment &s) { return a < s.address; });
+    if (found == memory.begin() ||
+        at >= std::prev(found)->address + std::prev(found)->bytes.size())
+      return std::nullopt;
+    return static_cast<std::size_t>(std::prev(found) - memory.begin());
   }
 
 private:
@@ -107,35 +129,43 @@ Result<ArenaAt> find_main_arena(const ProcessImage &image,
 }
 
 struct Walked {
-  std::vector<HeapChunk> chunks; // from the start of [heap] to top
+  std::vector<HeapChunk> chunks; // of every heap walked, heap by heap
   std::vector<bool> in_use;
 };
 
-// The chunks of [heap] from its start up to the top chunk; in use when the
+// The chunks of segment from `from` up to the top chunk at end or, in an
+// older heap of a thread arena (fenced), up to the fencepost sysmalloc
+// left at end of it when the top moved to a new heap: a header of size 0,
+// after a 16-byte chunk when there was room. A chunk is in use when the
 // next chunk's PREV_INUSE is set (tcache and fastbin chunks keep it set).
-Result<Walked> walk_to_top(const MemorySegment &heap, std::size_t index,
-                           std::uint64_t top) {
-  Walked walked;
-  std::uint64_t at = heap.address;
-  const auto end = heap.address + heap.bytes.size();
-  if (top + 16 > end)
-    return Error{fmt::format("the top chunk {:#x} is past [heap]", top)};
-  while (at < top) {
-    const auto size = load(heap, at - heap.address + 8) & ~kFlags;
-    if (size < kMinChunk || size % 16 != 0 || at + size > top)
+Result<void> walk_chunks(const MemorySegment &segment, std::size_t index,
+                         std::uint64_t from, std::uint64_t end, bool fenced,
+                         Walked &walked) {
+  // The top chunk's header is read: it lies before the segment's end.
+  if (from < segment.address ||
+      end + (fenced ? 0 : 16) > segment.address + segment.bytes.size())
+    return Error{fmt::format("the heap's end {:#x} is past its mapping", end)};
+  std::uint64_t at = from;
+  while (at < end) {
+    const auto size = load(segment, at - segment.address + 8) & ~kFlags;
+    if (fenced && size == 0)
+      return {};
+    if (fenced && size == 16) {
+      at += size;
+      continue;
+    }
+    if (size < kMinChunk || size % 16 != 0 ||
+        at + size + (fenced ? 16 : 0) > end)
       return Error{
           fmt::format("the heap chunk at {:#x} has size {:#x}", at, size)};
+    const auto next = load(segment, at + size - segment.address + 8);
     walked.chunks.push_back(HeapChunk{at, size, index, false});
+    walked.in_use.push_back((next & kPrevInUse) != 0);
     at += size;
   }
-  if (at != top)
-    return Error{fmt::format("the heap walk missed the top chunk {:#x}", top)};
-  for (std::size_t i = 0; i < walked.chunks.size(); ++i) {
-    const auto next = walked.chunks[i].address + walked.chunks[i].size;
-    walked.in_use.push_back(
-        (load(heap, next - heap.address + 8) & kPrevInUse) != 0);
-  }
-  return walked;
+  if (fenced || at != end)
+    return Error{fmt::format("the heap walk missed the end {:#x}", end)};
+  return {};
 }
 
 // The chunks on the tcache lists (entries point at user data; each next
@@ -223,14 +253,171 @@ void find_tcache_key(const ProcessImage &image, std::uint64_t key,
   }
 }
 
-std::size_t count_other_arenas(const Memory &memory, std::uint64_t arena) {
-  std::size_t others = 0;
-  auto next = memory.word(arena + kNext).value_or(arena);
-  while (next != arena && next != 0 && others < 1024) {
-    ++others;
-    next = memory.word(next + kNext).value_or(arena);
+// What an arena's lists hold: chunks that are free though their next
+// chunk's PREV_INUSE is set, and the tcache_perthread_structs (malloc's).
+struct Listed {
+  std::vector<std::uint64_t> chunks;
+  std::vector<std::uint64_t> tcaches;
+  std::uint64_t key = 0; // tcache_key, 0 while no tcache entry was seen
+};
+
+// The lists of the arena whose chunks are walked.chunks[first...]. Its
+// tcache is its first chunk when that is an in-use chunk of
+// tcache_perthread_struct's size: the first malloc of the thread that made
+// the arena (the main thread for main_arena) allocated it there.
+Result<void> read_lists(const Memory &memory, const Walked &walked,
+                        std::size_t first, std::uint64_t arena,
+                        Listed &listed) {
+  const auto &chunks = walked.chunks;
+  if (first < chunks.size() && chunks[first].size == kTcacheChunkSize &&
+      walked.in_use[first]) {
+    const auto key =
+        read_tcache(memory, chunks[first].user_begin(), listed.chunks);
+    if (!key)
+      return key.error();
+    listed.tcaches.push_back(chunks[first].address);
+    if (listed.key == 0)
+      listed.key = *key;
   }
-  return others;
+  return read_fastbins(memory, arena, chunks.size(), listed.chunks);
+}
+
+// One thread arena as walked.
+struct ArenaWalk {
+  Walked walked;
+  Listed listed;
+  std::vector<ArenaHeap> heaps;
+};
+
+// The heaps of the thread arena at arena, its first heap first: the one
+// holding its top chunk (heap_for_ptr: the top's address rounded down to
+// 64 MiB, where heap_info is), then each heap_info's prev.
+Result<std::vector<std::uint64_t>> heap_chain(const Memory &memory,
+                                              std::uint64_t arena) {
+  const auto top = memory.word(arena + kTop);
+  if (!top)
+    return Error{"its malloc_state is outside the image"};
+  std::vector<std::uint64_t> heaps;
+  for (auto at = *top & ~(kHeapMax - 1); at != 0;
+       at = memory.word(at + kHeapPrev).value_or(0)) {
+    if (memory.word(at) != arena || heaps.size() >= kMaxArenas)
+      return Error{fmt::format("the heap at {:#x} is not its own", at)};
+    heaps.push_back(at);
+  }
+  std::reverse(heaps.begin(), heaps.end());
+  if (heaps.empty() || heaps.front() + kHeapInfoSize != arena)
+    return Error{"its first heap does not hold its malloc_state"};
+  return heaps;
+}
+
+// Walks the thread arena at arena, number on main_arena's list. A heap's
+// read-write part (mprotect_size) is one mapping the image holds as one
+// segment; its first chunk follows heap_info (and, in the arena's first
+// heap, malloc_state), aligned as _int_new_arena aligns it.
+Result<ArenaWalk> walk_thread_arena(const ProcessImage &image,
+                                    const Memory &memory, std::uint64_t arena,
+                                    std::size_t number) {
+  auto heaps = heap_chain(memory, arena);
+  if (!heaps)
+    return heaps.error();
+  ArenaWalk walk;
+  for (std::size_t k = 0; k < heaps->size(); ++k) {
+    const auto at = (*heaps)[k];
+    const auto index = memory.segment_at(at);
+    const auto rw = memory.word(at + kHeapMprotectSize);
+    const auto used = memory.word(at + kHeapSize);
+    if (!index || !rw || !used || image.memory[*index].address != at ||
+        image.memory[*index].kind != MemoryKind::kAnonymous ||
+        image.memory[*index].bytes.size() != *rw)
+      return Error{fmt::format("its heap at {:#x} is not one mapping", at)};
+    const bool current = k + 1 == heaps->size();
+    const auto from = k == 0 ? (arena + kArenaSize + 15) & ~std::uint64_t{15}
+                             : at + kHeapInfoSize;
+    const auto end = current ? *memory.word(arena + kTop) : at + *used;
+    if (auto walked = walk_chunks(image.memory[*index], *index, from, end,
+                                  !current, walk.walked);
+        !walked)
+      return walked.error();
+    walk.heaps.push_back(ArenaHeap{*index, number, k + 1, heaps->size()});
+  }
+  if (auto lists = read_lists(memory, walk.walked, 0, arena, walk.listed);
+      !lists)
+    return lists.error();
+  return walk;
+}
+
+template <typename T>
+void append_to(std::vector<T> &to, const std::vector<T> &from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
+
+void append(ArenaWalk &all, const ArenaWalk &one) {
+  append_to(all.walked.chunks, one.walked.chunks);
+  append_to(all.walked.in_use, one.walked.in_use);
+  append_to(all.listed.chunks, one.listed.chunks);
+  append_to(all.listed.tcaches, one.listed.tcaches);
+  append_to(all.heaps, one.heaps);
+  if (all.listed.key == 0)
+    all.listed.key = one.listed.key;
+}
+
+// The thread arenas on main_arena's list (newest first: _int_new_arena
+// links each new one right after main_arena), each walked into all; one
+// that cannot be walked is counted and left as read.
+void walk_thread_arenas(const ProcessImage &image, const Memory &memory,
+                        std::uint64_t main, ArenaWalk &all, GlibcHeap &heap) {
+  auto next = memory.word(main + kNext).value_or(main);
+  for (std::size_t number = 1;
+       next != main && next != 0 && number <= kMaxArenas; ++number) {
+    if (auto walk = walk_thread_arena(image, memory, next, number)) {
+      append(all, *walk);
+      ++heap.arenas;
+    } else {
+      ++heap.other_arenas;
+      if (heap.not_walked.empty())
+        heap.not_walked = fmt::format("arena {} at {:#x}: {}", number, next,
+                                      walk.error().message);
+    }
+    next = memory.word(next + kNext).value_or(main);
+  }
+}
+
+// Each walked chunk in use or free; the tcaches are malloc's own.
+void classify(ArenaWalk &all, GlibcHeap &heap) {
+  auto &listed = all.listed.chunks;
+  std::sort(listed.begin(), listed.end());
+  const auto &tcaches = all.listed.tcaches;
+  const auto &chunks = all.walked.chunks;
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    const auto at = chunks[i].address;
+    if (std::find(tcaches.begin(), tcaches.end(), at) != tcaches.end())
+      continue;
+    if (all.walked.in_use[i] &&
+        !std::binary_search(listed.begin(), listed.end(), at))
+      heap.in_use.push_back(chunks[i]);
+    else
+      heap.free_list.push_back(chunks[i]);
+  }
+}
+
+void mark_chunk_segments(const ProcessImage &image, std::size_t heap_index,
+                         GlibcHeap &heap) {
+  heap.chunk_segments.assign(image.memory.size(), false);
+  heap.chunk_segments[heap_index] = true;
+  for (std::size_t s = 0; s < image.memory.size(); ++s) {
+    if (image.memory[s].kind != MemoryKind::kAnonymous)
+      continue;
+    const auto mapped = mmapped_chunks(image.memory[s], s);
+    heap.in_use.insert(heap.in_use.end(), mapped.begin(), mapped.end());
+    heap.chunk_segments[s] = !mapped.empty();
+  }
+  for (const auto &arena_heap : heap.arena_heaps)
+    heap.chunk_segments[arena_heap.segment] = true;
+  const auto by_address = [](const auto &a, const auto &b) {
+    return a.address < b.address;
+  };
+  std::sort(heap.in_use.begin(), heap.in_use.end(), by_address);
+  std::sort(heap.free_list.begin(), heap.free_list.end(), by_address);
 }
 
 } // namespace
@@ -247,52 +434,25 @@ Result<GlibcHeap> walk_glibc_heap(const ProcessImage &image) {
   if (!arena)
     return arena.error();
   const Memory memory(image);
+  ArenaWalk all;
   const auto top = *memory.word(arena->address + kTop);
-  auto walked = walk_to_top(*heap_at, heap_index, top);
-  if (!walked)
+  if (auto walked = walk_chunks(*heap_at, heap_index, heap_at->address, top,
+                                false, all.walked);
+      !walked)
     return walked.error();
-  auto &chunks = walked->chunks;
-  std::vector<std::uint64_t> listed;
-  std::uint64_t key = 0;
-  const bool has_tcache = !chunks.empty() &&
-                          chunks.front().size == kTcacheChunkSize &&
-                          walked->in_use.front();
-  if (has_tcache) {
-    const auto tcache_key =
-        read_tcache(memory, chunks.front().user_begin(), listed);
-    if (!tcache_key)
-      return tcache_key.error();
-    key = *tcache_key;
-  }
-  if (auto fast = read_fastbins(memory, arena->address, chunks.size(), listed);
-      !fast)
-    return fast.error();
-  std::sort(listed.begin(), listed.end());
-
+  if (auto lists =
+          read_lists(memory, all.walked, 0, arena->address, all.listed);
+      !lists)
+    return lists.error();
   GlibcHeap heap;
-  heap.chunk_segments.assign(image.memory.size(), false);
-  heap.chunk_segments[heap_index] = true;
-  for (std::size_t i = has_tcache ? 1 : 0; i < chunks.size(); ++i) {
-    if (walked->in_use[i] &&
-        !std::binary_search(listed.begin(), listed.end(), chunks[i].address))
-      heap.in_use.push_back(chunks[i]);
-    else
-      heap.free_list.push_back(chunks[i]);
-  }
-  for (std::size_t s = 0; s < image.memory.size(); ++s) {
-    if (image.memory[s].kind != MemoryKind::kAnonymous)
-      continue;
-    const auto mapped = mmapped_chunks(image.memory[s], s);
-    heap.in_use.insert(heap.in_use.end(), mapped.begin(), mapped.end());
-    heap.chunk_segments[s] = !mapped.empty();
-  }
+  walk_thread_arenas(image, memory, arena->address, all, heap);
+  classify(all, heap);
+  heap.arena_heaps = std::move(all.heaps);
+  mark_chunk_segments(image, heap_index, heap);
   heap.free_chunks = heap.free_list.size();
-  std::sort(heap.in_use.begin(), heap.in_use.end(),
-            [](const auto &a, const auto &b) { return a.address < b.address; });
   heap.bookkeeping.push_back(
       Bookkeeping{arena->segment, arena->address, kArenaSize});
-  find_tcache_key(image, key, *arena, heap);
-  heap.other_arenas = count_other_arenas(memory, arena->address);
+  find_tcache_key(image, all.listed.key, *arena, heap);
   return heap;
 }
 

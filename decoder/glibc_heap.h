@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "decoder/process_image.h"
@@ -33,24 +34,40 @@ struct Bookkeeping {
   std::uint64_t size = 0;
 };
 
-// What the walk of glibc's main arena found.
-struct GlibcHeap {
-  std::vector<HeapChunk> in_use;    // by address
-  std::vector<HeapChunk> free_list; // [heap]'s free chunks, by address
-  std::size_t free_chunks = 0;
-  // Segments that hold only chunks and malloc's state ([heap], mmapped
-  // chunks): not roots.
-  std::vector<bool> chunk_segments;
-  std::vector<Bookkeeping> bookkeeping; // main_arena, tcache_key
-  // Arenas of other threads; their heaps stay roots, hashed as read.
-  std::size_t other_arenas = 0;
+// One heap of a thread arena (arena.c's heap_info at the start of a 64
+// MiB-aligned mapping, the arena's malloc_state after it in its first
+// heap): the segment that is its read-write part.
+struct ArenaHeap {
+  std::size_t segment = 0;
+  std::size_t arena = 0; // 1 for the first arena on main_arena's list
+  std::size_t heap = 0;  // 1 for the arena's first heap
+  std::size_t heaps = 1; // how many heaps the arena has
 };
 
-// Walks glibc 2.36's (x86-64) main arena: finds main_arena in a writable
-// data segment by its shape, walks [heap] from its start to the top chunk,
-// reads the tcache and fastbin lists (safe-linked), finds the mmapped
-// chunks. Fails with the reason when the image does not hold a glibc heap
-// this walk understands.
+// What the walk of glibc's arenas found.
+struct GlibcHeap {
+  std::vector<HeapChunk> in_use;    // by address
+  std::vector<HeapChunk> free_list; // free chunks of the arenas, by address
+  std::size_t free_chunks = 0;
+  // Segments that hold only chunks and malloc's state ([heap], the heaps
+  // of thread arenas, mmapped chunks): not roots.
+  std::vector<bool> chunk_segments;
+  std::vector<Bookkeeping> bookkeeping; // main_arena, tcache_key
+  std::vector<ArenaHeap> arena_heaps;   // of the walked thread arenas
+  std::size_t arenas = 1;               // walked, main_arena included
+  // Thread arenas that could not be walked, and why: their heaps stay
+  // roots, hashed as read.
+  std::size_t other_arenas = 0;
+  std::string not_walked;
+};
+
+// Walks glibc 2.36's (x86-64) arenas: finds main_arena in a writable data
+// segment by its shape, walks [heap] from its start to the top chunk, then
+// each thread arena on main_arena's list heap by heap, reads each arena's
+// tcache and fastbin lists (safe-linked), finds the mmapped chunks. Fails
+// with the reason when the image does not hold a main arena this walk
+// understands; a thread arena it cannot walk is left as read (see
+// other_arenas).
 [[nodiscard]] Result<GlibcHeap> walk_glibc_heap(const ProcessImage &image);
 
 } // namespace cmc::decoder

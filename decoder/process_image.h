@@ -28,11 +28,16 @@ struct MemorySegment {
 };
 
 // A mapping that is not read but that pointers may point into (code,
-// read-only data): a pointer into it is hashed as (mapping, offset).
+// read-only data, a stack below its stack pointer): a pointer into it is
+// hashed as (mapping, offset).
 struct MappedRange {
   std::string name;
   std::uint64_t start = 0;
   std::uint64_t end = 0;
+  // The offset is counted down from end: a stack's dead part, whose
+  // addresses move with the stack pointer (the kernel puts the main
+  // thread's stack pointer at a random offset in its page with ASLR).
+  bool from_end = false;
 };
 
 // One thread of the target, numbered in the order its id sorts (the order

@@ -72,15 +72,15 @@ std::string_view state_name(executor::StateKind state) {
 
 namespace {
 
-// "glibc malloc: 12 chunks in use, 2 unreachable (left out), 3 free", or
-// the allocator's own words when the heap was hashed raw.
+// "glibc, 5 arenas walked: 12 chunks in use, 2 unreachable (left out), 3
+// free", or the allocator's own words when the heap was hashed raw.
 std::string heap_text(const decoder::HeapSummary &heap) {
   if (!heap.canonical)
     return heap.allocator;
-  return fmt::format("{}: {} chunks in use, {} unreachable (left out), {} "
-                     "free",
-                     heap.allocator, heap.chunks, heap.garbage_chunks,
-                     heap.free_chunks);
+  return fmt::format("{}, {} arena{} walked: {} chunks in use, {} unreachable "
+                     "(left out), {} free",
+                     heap.allocator, heap.arenas, heap.arenas == 1 ? "" : "s",
+                     heap.chunks, heap.garbage_chunks, heap.free_chunks);
 }
 
 nlohmann::json optional_json(const std::optional<std::size_t> &value) {
@@ -196,6 +196,7 @@ nlohmann::json heap_json(const decoder::HeapSummary &heap) {
     return nullptr;
   return {{"allocator", heap.allocator},
           {"canonical", heap.canonical},
+          {"arenas", heap.arenas},
           {"chunks", heap.chunks},
           {"garbage_chunks", heap.garbage_chunks},
           {"garbage_bytes", heap.garbage_bytes},

@@ -98,6 +98,7 @@ TEST(CheckReport, TheProcessStateNamesItsHeap) {
   search::Report report;
   report.heap.allocator = "glibc malloc";
   report.heap.canonical = true;
+  report.heap.arenas = 5;
   report.heap.chunks = 3;
   report.heap.garbage_chunks = 1;
   report.heap.free_chunks = 2;
@@ -106,13 +107,15 @@ TEST(CheckReport, TheProcessStateNamesItsHeap) {
   report.runs_measured = 3;
   EXPECT_NE(printed(report, names)
                 .find("\nstate: the whole process (--dedup process); heap: "
-                      "glibc malloc: 3 chunks in use, 1 unreachable (left "
-                      "out), 2 free; 1000 bytes read, 500 hashed per state\n"),
+                      "glibc malloc, 5 arenas walked: 3 chunks in use, 1 "
+                      "unreachable (left out), 2 free; 1000 bytes read, 500 "
+                      "hashed per state\n"),
             std::string::npos);
   const nlohmann::json json = report_json(report, names);
   EXPECT_EQ(json["state"], "process");
   EXPECT_EQ(json["abstraction"], nullptr);
   EXPECT_EQ(json["heap"]["chunks"], 3);
+  EXPECT_EQ(json["heap"]["arenas"], 5);
   EXPECT_EQ(json["heap"]["garbage_chunks"], 1);
   EXPECT_EQ(json["bytes_read_per_state"], 1000);
   EXPECT_EQ(json["bytes_hashed_per_state"], 500);

@@ -6,8 +6,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -43,8 +47,10 @@ struct ReadRange {
 // Which bytes of which mappings are state, and their names.
 class MemoryPlan {
 public:
-  MemoryPlan(ProcessCapture &capture, const CaptureContext &context)
-      : capture_(capture), context_(context) {}
+  // arg_start: where argv's strings begin (0 when unknown).
+  MemoryPlan(ProcessCapture &capture, const CaptureContext &context,
+             std::uint64_t arg_start)
+      : capture_(capture), context_(context), arg_start_(arg_start) {}
 
   void add(std::span<const decoder::Mapping> maps);
   [[nodiscard]] std::vector<decoder::MemorySegment> &memory() {
@@ -52,9 +58,18 @@ public:
   }
   [[nodiscard]] std::vector<decoder::MappedRange> &mapped() { return mapped_; }
   [[nodiscard]] const std::vector<ReadRange> &ranges() const { return ranges_; }
+  // Once read: drops the zeros at the end of the main thread's stack below
+  // argv's strings. With ASLR the kernel leaves a gap of random size
+  // there (arch_align_stack); the bytes below it are where they are from
+  // the stack pointer.
+  void trim_gap();
 
 private:
   void add_mapped(const decoder::Mapping &mapping);
+  void add_stack(std::size_t thread, const decoder::Mapping *before,
+                 const decoder::Mapping &mapping, std::uint64_t start);
+  void add_dead_stack(std::size_t thread, const decoder::Mapping *before,
+                      const decoder::Mapping &mapping, std::uint64_t live);
   // The thread whose stack pointer is in mapping (the lowest one, should
   // two be), if any.
   [[nodiscard]] std::optional<std::size_t>
@@ -68,12 +83,40 @@ private:
 
   ProcessCapture &capture_;
   const CaptureContext &context_;
+  std::uint64_t arg_start_;
   std::vector<decoder::MemorySegment> memory_;
   std::vector<decoder::MappedRange> mapped_;
   std::vector<ReadRange> ranges_;
   std::uint64_t covered_ = 0; // the end of the last range added
   std::size_t anonymous_ = 0; // anonymous mappings named so far
+  std::optional<std::size_t> below_arguments_; // the segment trim_gap trims
 };
+
+void MemoryPlan::trim_gap() {
+  if (!below_arguments_)
+    return;
+  auto &bytes = memory_[*below_arguments_].bytes;
+  while (!bytes.empty() && bytes.back() == std::byte{0})
+    bytes.pop_back();
+}
+
+// arg_start, field 48 of /proc/PID/stat: the address of argv[0]'s string;
+// 0 when it cannot be read.
+std::uint64_t arg_start_of(pid_t pid) {
+  std::ifstream file(fmt::format("/proc/{}/stat", pid));
+  const std::string text((std::istreambuf_iterator<char>(file)), {});
+  const auto name_end = text.rfind(')');
+  if (name_end == std::string::npos)
+    return 0;
+  // Fields from the third (state) on follow the command's name.
+  constexpr int kArgStartAfterName = 48 - 3;
+  std::istringstream fields(text.substr(name_end + 1));
+  std::string field;
+  for (int i = 0; i <= kArgStartAfterName && fields >> field; ++i)
+    if (i == kArgStartAfterName)
+      return std::strtoull(field.c_str(), nullptr, 10);
+  return 0;
+}
 
 bool is_file(const decoder::Mapping &mapping) {
   return !mapping.path.empty() && !mapping.path.starts_with('[');
@@ -94,11 +137,7 @@ void MemoryPlan::add(std::span<const decoder::Mapping> maps) {
     if (start >= mapping.end)
       continue; // a .bss tail, added with its file
     if (const auto thread = stack_of(mapping)) {
-      const std::uint64_t rsp = context_.threads[*thread].registers.sp();
-      const std::uint64_t live = std::max(start, rsp - kRedZone);
-      add_range(live, mapping.end, true);
-      add_segment(fmt::format("stack of thread {}", *thread + 1),
-                  decoder::MemoryKind::kStack, live, mapping.end);
+      add_stack(*thread, i > 0 ? &maps[i - 1] : nullptr, mapping, start);
     } else if (mapping.path == "[heap]") {
       add_range(start, mapping.end, true);
       add_segment("[heap]", decoder::MemoryKind::kHeap, start, mapping.end);
@@ -110,6 +149,53 @@ void MemoryPlan::add(std::span<const decoder::Mapping> maps) {
                   decoder::MemoryKind::kAnonymous, start, mapping.end);
     }
   }
+}
+
+void MemoryPlan::add_stack(std::size_t thread, const decoder::Mapping *before,
+                           const decoder::Mapping &mapping,
+                           std::uint64_t start) {
+  const std::uint64_t rsp = context_.threads[thread].registers.sp();
+  // The red zone may reach below the mapping (the kernel grows the main
+  // thread's stack a page at a time, and with ASLR its stack pointer is
+  // at a random offset in its page): those bytes were never written and
+  // read as zero, so that the live stack always starts 128 bytes below
+  // the stack pointer.
+  const std::uint64_t live = std::max(covered_, rsp - kRedZone);
+  add_dead_stack(thread, before, mapping, live);
+  add_range(std::max(start, live), mapping.end, true);
+  // The kernel copied argv and the environment to the top of the main
+  // thread's stack, above a gap of random size with ASLR
+  // (arch_align_stack): pointers into them (argv[0] in
+  // program_invocation_name) count from their start.
+  const std::uint64_t split =
+      arg_start_ > live && arg_start_ < mapping.end ? arg_start_ : mapping.end;
+  add_segment(fmt::format("stack of thread {}", thread + 1),
+              decoder::MemoryKind::kStack, live, split);
+  if (split < mapping.end) {
+    below_arguments_ = memory_.size() - 1;
+    add_segment("arguments and environment", decoder::MemoryKind::kStack, split,
+                mapping.end);
+  }
+}
+
+// A thread's stack below its live part, and the guard page glibc put at
+// the low end of the block it mmap'd for a thread's stack (struct
+// pthread's stackblock points there): pointers into them (left by the
+// thread, or by pthread_create in the creator's frames) are named as the
+// thread's, counted down from its live part.
+void MemoryPlan::add_dead_stack(std::size_t thread,
+                                const decoder::Mapping *before,
+                                const decoder::Mapping &mapping,
+                                std::uint64_t live) {
+  std::uint64_t start = mapping.start;
+  if (before != nullptr && before->end == mapping.start &&
+      before->path.empty() && before->perms.starts_with("---"))
+    start = before->start;
+  // Empty when the live part starts below the mapping: every thread's
+  // stack has its names, so that the names' order does not change.
+  mapped_.push_back(
+      {fmt::format("stack of thread {} below its pointer", thread + 1),
+       std::min(start, live), live, true});
 }
 
 void MemoryPlan::add_mapped(const decoder::Mapping &mapping) {
@@ -308,7 +394,7 @@ ProcessCapture::capture(const Tracee &tracee, const CaptureContext &context) {
   auto maps = tracee.maps();
   if (!maps)
     return maps.error();
-  MemoryPlan plan(*this, context);
+  MemoryPlan plan(*this, context, arg_start_of(tracee.pid()));
   plan.add(*maps);
   auto parts = backed(tracee.pid(), plan.ranges());
   if (!parts)
@@ -318,6 +404,7 @@ ProcessCapture::capture(const Tracee &tracee, const CaptureContext &context) {
   if (!read)
     return read.error();
   image.bytes_read = *read;
+  plan.trim_gap();
   image.memory = std::move(plan.memory());
   image.mapped = std::move(plan.mapped());
   // By the ids the target knows (glibc keeps them in each thread's TCB).
