@@ -110,7 +110,7 @@ public:
   [[nodiscard]] const std::vector<std::byte> &names() const { return names_; }
 
 private:
-  std::vector<std::byte> names_in_order() const {
+  [[nodiscard]] std::vector<std::byte> names_in_order() const {
     std::vector<std::byte> bytes;
     for (const auto &range : ranges_) {
       const auto at = bytes.size();
