@@ -81,7 +81,11 @@ public:
       ranges_[i].index = i;
     names_ = names_in_order();
     std::sort(ranges_.begin(), ranges_.end(),
-              [](const Range &a, const Range &b) { return a.start < b.start; });
+              [](const Range &a, const Range &b) {
+                // An empty range (a stack with no dead part) before the
+                // one that starts where it does: token() takes the last.
+                return std::tie(a.start, a.end) < std::tie(b.start, b.end);
+              });
     if (!ranges_.empty()) {
       lowest_ = ranges_.front().start;
       highest_ = std::max_element(ranges_.begin(), ranges_.end(),

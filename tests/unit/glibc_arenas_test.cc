@@ -5,6 +5,7 @@
 // first of them.
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include <gtest/gtest.h>
@@ -156,6 +157,15 @@ ProcessImage threaded_image(const Placement &p) {
   b.put(s + 0x10, p.arena_heap + kNodeA + 16);
   b.put(s + 0x18, p.arena_heap + kArena);       // thread_arena
   b.put(s + 0x20, p.arena_heap + kTcache + 16); // tcache
+  // The worker's stack below its live part, named from its end.
+  b.image_.mapped.push_back(
+      {"stack of thread 2 below its pointer", s - 0x8000, s, true});
+  b.put(kBss + 8, s - 0x100);
+  // glibc's pointer guard, and a pointer stored mangled (PTR_MANGLE: a
+  // setjmp buffer): rol(p ^ guard, 17).
+  constexpr std::uint64_t kGuard = 0x5eed5eed12345678;
+  b.put(kMainTls + 0x100 + 0x30, kGuard);
+  b.put(s + 0x28, std::rotl((p.arena_heap + kNodeB + 16) ^ kGuard, 17));
   b.thread(p.main_tid, kMainStack + 128, kMainTls + 0x100);
   b.thread(p.main_tid + 1, s + 128, s + 0x800);
   return b.take();
