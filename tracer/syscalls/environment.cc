@@ -272,7 +272,10 @@ Environment::proc_read(ProcessAccess &tracee, const UniqueFd &file,
   note(*kind == ProcTimes::kTaskStat ? Source::kProcTaskStat
                                      : Source::kProcClock,
        Via::kSyscall);
-  const std::string text = virtual_proc_text(*kind, whole_text(file), clock_);
+  // Only the files whose other fields stay are read.
+  const bool keeps = *kind == ProcTimes::kStat || *kind == ProcTimes::kTaskStat;
+  const std::string text =
+      virtual_proc_text(*kind, keeps ? whole_text(file) : "", clock_);
   // The offset is the open file's, shared with the target's descriptor:
   // read() moves it as the kernel would.
   const off_t offset =
