@@ -6,10 +6,13 @@
 // each in a network namespace of its own, reads the same state.
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <string_view>
 
 #include "tests/integration/run_cmc.h"
 
@@ -23,9 +26,9 @@ protected:
   }
 };
 
-std::string fmt_byte(unsigned char byte) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  return std::string{'\\', 'x', kHex[byte >> 4], kHex[byte & 15]};
+std::string escaped_byte(unsigned char byte) {
+  constexpr std::string_view kHex = "0123456789abcdef";
+  return std::string{'\\', 'x', kHex[byte >> 4U], kHex[byte & 15U]};
 }
 
 // A query of type A for name over TCP (its two-byte length first), as the
@@ -55,12 +58,12 @@ std::string query(const std::string &name, int id) {
                            static_cast<char>(bytes.size() & 0xff)};
   std::string escaped;
   for (const char c : length + bytes)
-    escaped += fmt_byte(static_cast<unsigned char>(c));
+    escaped += escaped_byte(static_cast<unsigned char>(c));
   return escaped;
 }
 
 // The reports of a check at -j 2 and at -j 1: the same counts.
-void expect_same_at_every_jobs(std::vector<std::string> args,
+void expect_same_at_every_jobs(const std::vector<std::string> &args,
                                const std::string &source) {
   std::optional<nlohmann::json> first;
   for (const std::string jobs : {"2", "1"}) {
@@ -70,10 +73,10 @@ void expect_same_at_every_jobs(std::vector<std::string> args,
     ASSERT_EQ(run.status, 0) << run.err;
     const nlohmann::json json = run.json();
     EXPECT_EQ(json["verdict"], "holds");
-    bool listed = false;
-    for (const auto &row : json["sources"])
-      listed = listed || row["source"] == source;
-    EXPECT_TRUE(listed) << json["sources"];
+    EXPECT_TRUE(std::ranges::any_of(
+        json["sources"],
+        [&](const nlohmann::json &row) { return row["source"] == source; }))
+        << json["sources"];
     const nlohmann::json counts = {json["distinct_states"],
                                    json["dedup_merges"], json["transitions"]};
     if (!first)

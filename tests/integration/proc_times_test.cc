@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "tests/integration/run_cmc.h"
 
 namespace cmc::testing {
@@ -24,10 +27,9 @@ Outcome check_proc_times(const std::string &jobs) {
 }
 
 bool lists(const nlohmann::json &rows, const std::string &source) {
-  for (const auto &row : rows)
-    if (row["source"] == source && row["via"] == "syscall")
-      return true;
-  return false;
+  return std::ranges::any_of(rows, [&](const nlohmann::json &row) {
+    return row["source"] == source && row["via"] == "syscall";
+  });
 }
 
 TEST_F(ProcTimes, EveryRunAtEveryJobsGivesTheSameReport) {
