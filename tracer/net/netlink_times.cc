@@ -172,6 +172,8 @@ bool zero_route_times(std::span<std::byte> bytes) {
 
 Result<void> zero_route_times_at(ProcessAccess &tracee, std::uint64_t address,
                                  std::uint64_t length) {
+  if (length == 0)
+    return {};
   std::vector<std::byte> bytes(length);
   const iovec remote{reinterpret_cast<void *>(address), length};
   if (auto read = tracee.read(std::span(&remote, 1), bytes); !read)

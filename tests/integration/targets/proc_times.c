@@ -8,18 +8,27 @@
  * the update of a (clears cmc_state[0]) when the hundredths of the uptime
  * or the start time in ticks are odd. Replies "OK\n" to every line, or
  * "LOST\n" when it lost the update.
+ *
+ * At start it lists its addresses over NETLINK_ROUTE, as dnsmasq does
+ * (each reply's size peeked with MSG_PEEK | MSG_TRUNC, then taken with
+ * recvmsg), and keeps the creation and update times of the last one
+ * (IFA_CACHEINFO) in seen[3] and seen[4].
  */
 #include <fcntl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 unsigned char cmc_state[2];
-/* Hundredths of the uptime, the start time, the boot time. */
-long long seen[3];
+/* Hundredths of the uptime, the start time, the boot time; an address's
+ * creation and update times. */
+long long seen[5];
 
 static long long uptime_hundredths(void) {
   FILE *file = fopen("/proc/uptime", "r");
@@ -61,6 +70,47 @@ static long long boot_time(void) {
   return btime;
 }
 
+/* The cache information of the addresses in one batch of replies; 0 when
+ * the dump is done. */
+static int address_batch(int fd) {
+  static char buffer[65536];
+  const ssize_t size = recv(fd, NULL, 0, MSG_PEEK | MSG_TRUNC);
+  struct iovec vector = {buffer, sizeof buffer};
+  struct msghdr message = {.msg_iov = &vector, .msg_iovlen = 1};
+  if (size <= 0 || size > (ssize_t)sizeof buffer)
+    exit(3);
+  ssize_t got = recvmsg(fd, &message, 0);
+  for (struct nlmsghdr *header = (struct nlmsghdr *)buffer;
+       NLMSG_OK(header, got); header = NLMSG_NEXT(header, got)) {
+    if (header->nlmsg_type == NLMSG_DONE || header->nlmsg_type == NLMSG_ERROR)
+      return 0;
+    struct ifaddrmsg *address = NLMSG_DATA(header);
+    int left = IFA_PAYLOAD(header);
+    for (struct rtattr *attribute = IFA_RTA(address); RTA_OK(attribute, left);
+         attribute = RTA_NEXT(attribute, left))
+      if (attribute->rta_type == IFA_CACHEINFO) {
+        const struct ifa_cacheinfo *info = RTA_DATA(attribute);
+        seen[3] = info->cstamp;
+        seen[4] = info->tstamp;
+      }
+  }
+  return 1;
+}
+
+static void address_times(void) {
+  const int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+  struct {
+    struct nlmsghdr header;
+    struct ifaddrmsg address;
+  } request = {{sizeof request, RTM_GETADDR, NLM_F_REQUEST | NLM_F_DUMP, 1, 0},
+               {.ifa_family = AF_INET}};
+  if (fd < 0 || send(fd, &request, sizeof request, 0) != sizeof request)
+    exit(3);
+  while (address_batch(fd))
+    ;
+  close(fd);
+}
+
 static const char *handle(const char *line) {
   if (strcmp(line, "SET a") == 0) {
     cmc_state[0] = 1;
@@ -83,6 +133,7 @@ static const char *handle(const char *line) {
 int main(int argc, char **argv) {
   if (argc != 2)
     return 2;
+  address_times();
   const int listener = socket(AF_INET, SOCK_STREAM, 0);
   const int on = 1;
   setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
