@@ -219,4 +219,20 @@ Result<void> zero_route_times_in(ProcessAccess &tracee, std::uint64_t message,
   return {};
 }
 
+Result<void> zero_route_times_in_each(ProcessAccess &tracee,
+                                      std::uint64_t messages,
+                                      std::uint64_t count) {
+  for (std::uint64_t k = 0; k < count; ++k) {
+    // An mmsghdr is a msghdr, then the length received.
+    const std::uint64_t at = messages + k * sizeof(mmsghdr);
+    auto received = tracee.read(RemotePtr<mmsghdr>(at));
+    if (!received)
+      return received.error();
+    if (auto zeroed = zero_route_times_in(tracee, at, received->msg_len);
+        !zeroed)
+      return zeroed;
+  }
+  return {};
+}
+
 } // namespace cmc::tracer

@@ -35,5 +35,10 @@ bool zero_route_times(std::span<std::byte> bytes);
 [[nodiscard]] Result<void> zero_route_times_in(ProcessAccess &tracee,
                                                std::uint64_t message,
                                                std::uint64_t length);
+// The same for the first count messages of the mmsghdr array at messages
+// (recvmmsg), each as long as its msg_len.
+[[nodiscard]] Result<void> zero_route_times_in_each(ProcessAccess &tracee,
+                                                    std::uint64_t messages,
+                                                    std::uint64_t count);
 
 } // namespace cmc::tracer

@@ -239,6 +239,16 @@ Result<void> zero_message_times(ProcessAccess &tracee, const Registers &entered,
                              static_cast<std::uint64_t>(result));
 }
 
+// The same for recvmmsg: its mmsghdr array is argument 1; it returns how
+// many messages it received.
+Result<void> zero_each_message_times(ProcessAccess &tracee,
+                                     const Registers &entered, long result) {
+  if (result <= 0)
+    return {};
+  return zero_route_times_in_each(tracee, entered.arg(1),
+                                  static_cast<std::uint64_t>(result));
+}
+
 // wait_for_input, and on a NETLINK_ROUTE socket the times of what it
 // receives zeroed by after at its exit (a MSG_PEEK leaves the reply
 // queued: the read that takes it is rewritten the same way).
@@ -292,6 +302,10 @@ Result<Action> on_recvfrom(SeccompStop &stop) {
 
 Result<Action> on_recvmsg(SeccompStop &stop) {
   return receive(stop, zero_message_times);
+}
+
+Result<Action> on_recvmmsg(SeccompStop &stop) {
+  return receive(stop, zero_each_message_times);
 }
 
 Result<bool> waits_on(const ProcessAccess &tracee, const Syscall &call,

@@ -24,10 +24,11 @@ namespace cmc::tracer {
 [[nodiscard]] Result<Action> on_pread(SeccompStop &stop);
 // readv(): a wait for input; of a /proc file with times, listed (it runs).
 [[nodiscard]] Result<Action> on_readv(SeccompStop &stop);
-// recvfrom(), recvmsg(): a wait for input, whose replies on a
+// recvfrom(), recvmsg(), recvmmsg(): a wait for input, whose replies on a
 // NETLINK_ROUTE socket have their times zeroed.
 [[nodiscard]] Result<Action> on_recvfrom(SeccompStop &stop);
 [[nodiscard]] Result<Action> on_recvmsg(SeccompStop &stop);
+[[nodiscard]] Result<Action> on_recvmmsg(SeccompStop &stop);
 
 // What the input calls wait for (Blocks of their rows): a read-like call
 // on its descriptor, argument 0; a recv, unless its flags have

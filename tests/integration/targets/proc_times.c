@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 /* proc_times PORT: a one-connection line server whose bug hangs on the
  * kernel's clock as /proc shows it, for cmc's tests of its control of
  * /proc's times.
@@ -12,11 +13,14 @@
  * At start it lists its addresses over NETLINK_ROUTE, as dnsmasq does
  * (each reply's size peeked with MSG_PEEK | MSG_TRUNC, then taken with
  * recvmsg), and keeps the creation and update times of the last one
- * (IFA_CACHEINFO) in seen[3] and seen[4].
+ * (IFA_CACHEINFO) in seen[3] and seen[4]; then its links, taken with
+ * recvmmsg, and keeps the packets the last one received (IFLA_STATS64) in
+ * seen[5].
  */
 #include <fcntl.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <linux/if_link.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +31,8 @@
 
 unsigned char cmc_state[2];
 /* Hundredths of the uptime, the start time, the boot time; an address's
- * creation and update times. */
-long long seen[5];
+ * creation and update times; a link's packets received. */
+long long seen[6];
 
 static long long uptime_hundredths(void) {
   FILE *file = fopen("/proc/uptime", "r");
@@ -97,16 +101,50 @@ static int address_batch(int fd) {
   return 1;
 }
 
-static void address_times(void) {
-  const int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+/* The same for links, with recvmmsg. */
+static int link_batch(int fd) {
+  static char buffer[65536];
+  struct iovec vector = {buffer, sizeof buffer};
+  struct mmsghdr message = {.msg_hdr = {.msg_iov = &vector, .msg_iovlen = 1}};
+  if (recvmmsg(fd, &message, 1, 0, NULL) != 1)
+    exit(3);
+  int got = (int)message.msg_len;
+  for (struct nlmsghdr *header = (struct nlmsghdr *)buffer;
+       NLMSG_OK(header, got); header = NLMSG_NEXT(header, got)) {
+    if (header->nlmsg_type == NLMSG_DONE || header->nlmsg_type == NLMSG_ERROR)
+      return 0;
+    struct ifinfomsg *link = NLMSG_DATA(header);
+    int left = (int)IFLA_PAYLOAD(header);
+    for (struct rtattr *attribute = IFLA_RTA(link); RTA_OK(attribute, left);
+         attribute = RTA_NEXT(attribute, left))
+      if (attribute->rta_type == IFLA_STATS64) {
+        struct rtnl_link_stats64 stats;
+        memcpy(&stats, RTA_DATA(attribute), sizeof stats);
+        seen[5] = (long long)stats.rx_packets;
+      }
+  }
+  return 1;
+}
+
+static void dump(int fd, int type, unsigned char family) {
   struct {
     struct nlmsghdr header;
-    struct ifaddrmsg address;
-  } request = {{sizeof request, RTM_GETADDR, NLM_F_REQUEST | NLM_F_DUMP, 1, 0},
-               {.ifa_family = AF_INET}};
-  if (fd < 0 || send(fd, &request, sizeof request, 0) != sizeof request)
+    struct rtgenmsg generic;
+  } request = {{sizeof request, type, NLM_F_REQUEST | NLM_F_DUMP, 1, 0},
+               {family}};
+  if (send(fd, &request, sizeof request, 0) != sizeof request)
     exit(3);
+}
+
+static void address_times(void) {
+  const int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+  if (fd < 0)
+    exit(3);
+  dump(fd, RTM_GETADDR, AF_INET);
   while (address_batch(fd))
+    ;
+  dump(fd, RTM_GETLINK, AF_UNSPEC);
+  while (link_batch(fd))
     ;
   close(fd);
 }
