@@ -18,9 +18,9 @@
  * seen[5].
  */
 #include <fcntl.h>
+#include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
-#include <linux/if_link.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
