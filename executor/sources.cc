@@ -50,6 +50,18 @@ constexpr std::array<SourceInfo, static_cast<std::size_t>(Source::kCount)>
         {"rdpid", "no CPUID faulting here to hide it: the CPU it runs on",
          false},
         {"sched_getaffinity", "answered CPU 0 only", true},
+        {"/proc/uptime, /proc/stat, /proc/loadavg",
+         "answered from the virtual clock", true},
+        {"/proc/PID/stat",
+         "times answered from the virtual clock, fault counts and CPU 0", true},
+        {"/proc files with times or counters",
+         "passed through to the kernel (schedstat, status, io, "
+         "interrupts, diskstats, meminfo, net/dev...)",
+         false},
+        {"readv of /proc times", "passed through to the kernel", false},
+        {"netlink route replies",
+         "time stamps and counters zeroed (IFA_CACHEINFO, IFLA_STATS...)",
+         true},
     }};
 
 // The sites of an uncontrolled instruction the report names at most.

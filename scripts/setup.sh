@@ -24,6 +24,7 @@ packages=(
   # Real servers cmc checks unmodified, as Debian ships them (their tests,
   # the README's walkthroughs and the benchmarks).
   beanstalkd redis-server memcached mosquitto lighttpd webfs gearman-job-server
+  dnsmasq-base unbound
   ccache # compiles once for every build tree and clone (below)
 )
 missing=()

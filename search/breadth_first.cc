@@ -104,6 +104,12 @@ private:
   Result<std::optional<Outcome>>
   more_runs(std::span<const PathStep> prefix,
             const decoder::CanonicalState &image);
+  // The same on a new executor: bytes that differ between workers (each
+  // runs its targets in a network namespace of its own, made at another
+  // time), which the probe's runs never see.
+  Result<std::optional<Outcome>>
+  other_worker(std::span<const PathStep> prefix,
+               const decoder::CanonicalState &image);
   Result<std::optional<executor::Observation>>
   twice_or_mask(std::span<const PathStep> prefix);
   // Masks the bytes; false when every one of them was masked already.
@@ -553,6 +559,11 @@ Result<Outcome> Search::diagnose(std::span<const PathStep> prefix,
       return named.error();
     if (*named)
       return **named;
+    named = other_worker(prefix, (*replay)->images.back());
+    if (!named)
+      return named.error();
+    if (*named)
+      return **named;
   }
   return Error{fmt::format(
       "nondeterminism: {} had another fingerprint in an earlier run, but "
@@ -583,6 +594,30 @@ Search::more_runs(std::span<const PathStep> prefix,
                              describe_locations(differing))};
   }
   return std::optional<Outcome>();
+}
+
+Result<std::optional<Outcome>>
+Search::other_worker(std::span<const PathStep> prefix,
+                     const decoder::CanonicalState &image) {
+  std::unique_ptr<executor::Executor> other = make_executor();
+  other->keep_images();
+  other->replay_only();
+  Result<executor::Observation> again = other->run(prefix);
+  if (!again)
+    return again.error();
+  if (again->fault || again->images.empty())
+    return std::optional<Outcome>();
+  std::vector<decoder::Location> differing =
+      decoder::differences(image, again->images.back());
+  if (differing.empty())
+    return std::optional<Outcome>();
+  if (options_.mask_volatile && add_to_mask({{}, differing}))
+    return std::optional<Outcome>(Outcome::kRestart);
+  return Error{fmt::format(
+      "nondeterminism: {} differs between workers at {} (each runs its "
+      "targets in a network namespace of its own); --mask-volatile masks "
+      "such bytes and lists them",
+      describe_state_after(prefix), describe_locations(differing))};
 }
 
 // replay_twice on the probe. With mask_volatile, region bytes that differ

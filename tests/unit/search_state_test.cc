@@ -230,6 +230,35 @@ TEST(ProcessState, BytesThatDifferNowAndThenAreNamed) {
   EXPECT_EQ(report->masked, (std::vector<std::string>{kScratch.describe()}));
 }
 
+// A heap byte that differs between workers (their network namespaces
+// were made at different times): the probe's runs of the initial state
+// agree (runs 0, 1), the worker's runs of [0] and [1] (2, 3) do not, two
+// more runs on the probe and six after them agree (4 to 11); a run on a
+// new executor (12) shows the byte.
+TEST(ProcessState, BytesThatDifferBetweenWorkersAreNamed) {
+  const auto by_worker = [](std::size_t run, std::size_t, Bytes &state) {
+    state[2] = run == 2 || run == 3 || run == 12 ? std::byte{1} : std::byte{0};
+  };
+  FakeSystem kv(zeros(3), kv::set_cell);
+  kv.set_process(kv_process(StateKind::kProcess, 0));
+  kv.set_noise(by_worker);
+  EXPECT_EQ(error_of(check_kv(kv, options_for(StateKind::kProcess), {})),
+            "nondeterminism: the initial state differs between workers at " +
+                kScratch.describe() +
+                " (each runs its targets in a network namespace of its "
+                "own); --mask-volatile masks such bytes and lists them");
+
+  FakeSystem masked(zeros(3), kv::set_cell);
+  masked.set_process(kv_process(StateKind::kProcess, 0));
+  masked.set_noise(by_worker);
+  Options options = options_for(StateKind::kProcess);
+  options.mask_volatile = true;
+  const Result<Report> report = check_kv(masked, options, {});
+  ASSERT_TRUE(report.ok()) << error_of(report);
+  EXPECT_EQ(report->distinct_states, 4U);
+  EXPECT_EQ(report->masked, (std::vector<std::string>{kScratch.describe()}));
+}
+
 // An executor that reads only the parent state and the state after the
 // step: the others' fingerprints are kNotRead.
 class LastTwoStates final : public executor::Executor {

@@ -64,7 +64,9 @@ TEST(SyscallTable, ArgumentIndicesAreArguments) {
 TEST(SyscallTable, EveryInputWaitKnowsWhatItWaitsFor) {
   for (const Syscall &call : syscalls()) {
     const bool waits =
-        call.handler == wait_for_input || call.handler == on_read;
+        call.handler == wait_for_input || call.handler == on_read ||
+        call.handler == on_readv || call.handler == on_recvfrom ||
+        call.handler == on_recvmsg || call.handler == on_recvmmsg;
     EXPECT_EQ(waits, call.blocks != nullptr) << call.name;
     EXPECT_EQ(call.blocks == recv_blocks, call.flags_arg >= 0) << call.name;
     if (call.timeout.kind != Timeout::Kind::kNone) {

@@ -275,7 +275,7 @@ Result<Session::Thread *> Session::current() {
 void Session::proceed(Thread &thread, Next next, int signal) {
   if (next == Next::kRun) {
     thread.run = Thread::Run::kRunning;
-    tracee_.resume(signal, thread.awaiting_exit);
+    tracee_.resume(signal, thread.awaiting_exit || thread.after != nullptr);
     return;
   }
   thread.run = next == Next::kHold ? Thread::Run::kHeld : Thread::Run::kReady;
@@ -375,6 +375,7 @@ Result<void> Session::on_exec(pid_t tid, Thread &self) {
   running_ = tid;
   self.waiting.reset();
   self.awaiting_exit = false;
+  self.after = nullptr;
   // A new program, with a new vDSO and auxiliary vector.
   if (watcher_ != nullptr)
     watcher_->new_program();
@@ -443,6 +444,7 @@ Result<void> Session::advance_clock(std::chrono::nanoseconds by) {
     thread.waiting.reset();
     futexes_.cancel(tid);
     thread.run = Thread::Run::kReady;
+    thread.after = fired.after;
     tracee_.focus(tid);
     auto ended = fired.result_at_deadline
                      ? skip(thread, fired.regs, *fired.result_at_deadline)
@@ -513,6 +515,7 @@ void Session::ending() {
     thread.run = Thread::Run::kRunning;
     thread.waiting.reset();
     thread.awaiting_exit = false;
+    thread.after = nullptr;
     thread.preempted_in = nullptr;
   }
 }
@@ -558,6 +561,7 @@ void Session::crashed(int signal) {
 }
 
 Result<void> Session::skip(Thread &thread, Registers regs, long result) {
+  thread.after = nullptr;
   regs.set_syscall_number(-1);
   regs.set_result(result);
   if (auto set = tracee_.set_registers(regs); !set)
@@ -575,12 +579,19 @@ Result<void> Session::on_syscall_stop(Thread &thread) {
   // An entry stop means the exit of the call awaited was not seen (the
   // target was stopped another way in between): nothing to report.
   const bool returned = thread.awaiting_exit && *exit;
+  const Action::After after = *exit ? thread.after : nullptr;
   thread.awaiting_exit = false;
-  if (!returned)
+  thread.after = nullptr;
+  if (!returned && after == nullptr)
     return {};
   auto regs = tracee_.registers();
   if (!regs)
     return regs.error();
+  if (after != nullptr)
+    if (auto done = after(tracee_, thread.entered, regs->result()); !done)
+      return done;
+  if (!returned)
+    return {};
   return watcher_->returned(tracee_, *regs);
 }
 
@@ -650,6 +661,7 @@ Result<Session::Next> Session::act(Thread &thread, const Syscall &call,
     ++scheduler_stops_;
   switch (action.kind) {
   case Action::Kind::kRun:
+    thread.after = action.after;
     return Next::kRun;
   case Action::Kind::kAnswer:
     if (auto skipped = skip(thread, regs, action.result); !skipped)
@@ -658,7 +670,8 @@ Result<Session::Next> Session::act(Thread &thread, const Syscall &call,
   case Action::Kind::kHold:
     thread.waiting = Waiting{&call,           regs,
                              action.deadline, action.result_at_deadline,
-                             action.recheck,  action.futex};
+                             action.recheck,  action.futex,
+                             action.after};
     if (action.futex)
       futexes_.wait(tracee_.focused(), *action.futex);
     return Next::kHold;
@@ -691,6 +704,8 @@ Result<void> Session::recheck(pid_t tid, Thread &thread) {
     tracee_.focus(tid);
     if (auto skipped = skip(thread, waiting.regs, (*over)->result); !skipped)
       return skipped;
+  } else {
+    thread.after = waiting.after;
   }
   thread.waiting.reset();
   thread.run = Thread::Run::kReady;

@@ -142,6 +142,7 @@ private:
     // (or, for a futex wait, a wake) ends it.
     Action::Recheck recheck = nullptr;
     std::optional<FutexWait> futex; // queued in futexes_
+    Action::After after = nullptr;  // when it runs
   };
 
   // One thread of the target and where cmc has it.
@@ -158,6 +159,9 @@ private:
     // The watcher wants the result of the call entered last, which runs:
     // resumed to its syscall-exit stop.
     bool awaiting_exit = false;
+    // What cmc does at the exit of the call entered last, which runs
+    // (Action::after): resumed to its syscall-exit stop too.
+    Action::After after = nullptr;
     // Its registers at its last seccomp stop.
     Registers entered{};
     // Switched away from at the entry of this call (kReady), which is

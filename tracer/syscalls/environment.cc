@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -17,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "decoder/auxv.h"
+#include "tracer/syscalls/proc_times.h"
 
 namespace cmc::tracer {
 
@@ -236,19 +238,58 @@ Result<void> Environment::fill_random(ProcessAccess &tracee,
   return {};
 }
 
-Result<std::optional<long>> Environment::random_read(ProcessAccess &tracee,
-                                                     const Registers &regs) {
-  auto file = tracee.duplicate_fd(static_cast<int>(regs.arg(0)));
+Result<std::optional<long>>
+Environment::answer_read(ProcessAccess &tracee, int fd, std::uint64_t buffer,
+                         std::uint64_t count, std::optional<std::uint64_t> at) {
+  auto file = tracee.duplicate_fd(fd);
   struct stat info {};
-  if (!file || fstat(file->get(), &info) != 0 || !S_ISCHR(info.st_mode) ||
-      major(info.st_rdev) != 1 ||
+  if (!file || fstat(file->get(), &info) != 0)
+    return std::optional<long>();
+  if (S_ISREG(info.st_mode))
+    return proc_read(tracee, *file, buffer, count, at);
+  if (!S_ISCHR(info.st_mode) || major(info.st_rdev) != 1 ||
       (minor(info.st_rdev) != 8 && minor(info.st_rdev) != 9))
     return std::optional<long>();
   note(Source::kDevRandom, Via::kSyscall);
   const std::uint64_t length =
-      std::min<std::uint64_t>(regs.arg(2), std::uint64_t{32} << 20);
-  if (auto filled = fill_random(tracee, regs.arg(1), length); !filled)
+      std::min<std::uint64_t>(count, std::uint64_t{32} << 20);
+  if (auto filled = fill_random(tracee, buffer, length); !filled)
     return std::optional<long>(kFault);
+  return std::optional(static_cast<long>(length));
+}
+
+Result<std::optional<long>>
+Environment::proc_read(ProcessAccess &tracee, const UniqueFd &file,
+                       std::uint64_t buffer, std::uint64_t count,
+                       std::optional<std::uint64_t> at) {
+  const std::optional<ProcTimes> kind = proc_times_of_fd(file);
+  if (!kind)
+    return std::optional<long>();
+  if (*kind == ProcTimes::kOther) {
+    note(Source::kProcOther, Via::kSyscall);
+    return std::optional<long>();
+  }
+  note(*kind == ProcTimes::kTaskStat ? Source::kProcTaskStat
+                                     : Source::kProcClock,
+       Via::kSyscall);
+  // Only the files whose other fields stay are read.
+  const bool keeps = *kind == ProcTimes::kStat || *kind == ProcTimes::kTaskStat;
+  const std::string text =
+      virtual_proc_text(*kind, keeps ? whole_text(file) : "", clock_);
+  // The offset is the open file's, shared with the target's descriptor:
+  // read() moves it as the kernel would.
+  const off_t offset =
+      at ? static_cast<off_t>(*at) : lseek(file.get(), 0, SEEK_CUR);
+  if (offset < 0)
+    return std::optional<long>(-EINVAL);
+  const std::size_t from =
+      std::min(static_cast<std::size_t>(offset), text.size());
+  const std::size_t length = std::min<std::uint64_t>(count, text.size() - from);
+  if (length > 0 && !tracee.write(buffer, std::as_bytes(std::span(text).subspan(
+                                              from, length))))
+    return std::optional<long>(kFault);
+  if (!at)
+    lseek(file.get(), offset + static_cast<off_t>(length), SEEK_SET);
   return std::optional(static_cast<long>(length));
 }
 

@@ -48,10 +48,13 @@ public:
   // stay patched, and those of files mapped later are patched too.
   [[nodiscard]] Result<bool> at_breakpoint(ProcessAccess &tracee);
 
-  // Answers read(fd, buf, count) of /dev/urandom or /dev/random; nothing
-  // when fd is another file.
-  [[nodiscard]] Result<std::optional<long>> random_read(ProcessAccess &tracee,
-                                                        const Registers &regs);
+  // Answers read(fd, buffer, count), or with at pread64(fd, buffer, count,
+  // at), of /dev/urandom or /dev/random from the seed, and of the /proc
+  // files that carry times from the virtual clock (proc_times.h); the
+  // result of the call, skipped. Nothing for another file (it runs).
+  [[nodiscard]] Result<std::optional<long>>
+  answer_read(ProcessAccess &tracee, int fd, std::uint64_t buffer,
+              std::uint64_t count, std::optional<std::uint64_t> at);
   // At a SIGSEGV stop: emulates the rdtsc or rdtscp at rip (PR_SET_TSC
   // made it fault) and returns true, or returns false for another fault.
   [[nodiscard]] Result<bool> emulate_tsc(ProcessAccess &tracee);
@@ -85,6 +88,11 @@ private:
   // Where it has not: notes the CPU-identity instructions of the files
   // patched (TscPatches::cpu_sites) as sources cmc does not control.
   void note_cpu_sites();
+  // answer_read of a regular file, open at file (a duplicate of the
+  // target's descriptor).
+  [[nodiscard]] Result<std::optional<long>>
+  proc_read(ProcessAccess &tracee, const UniqueFd &file, std::uint64_t buffer,
+            std::uint64_t count, std::optional<std::uint64_t> at);
 
   VirtualClock clock_;
   std::mt19937_64 random_;

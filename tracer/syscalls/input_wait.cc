@@ -12,7 +12,9 @@
 
 #include <fmt/format.h>
 
+#include "tracer/net/netlink_times.h"
 #include "tracer/syscalls/environment.h"
+#include "tracer/syscalls/proc_times.h"
 #include "tracer/time/virtual_clock.h"
 
 namespace cmc::tracer {
@@ -214,13 +216,96 @@ Result<Action> wait_for_input(SeccompStop &stop) {
   return Action::hold(deadline, std::nullopt, input_over);
 }
 
+namespace {
+
+// Action::After of a read or recvfrom on a NETLINK_ROUTE socket: its
+// buffer is argument 1, its length argument 2; with MSG_TRUNC the result
+// may be longer.
+Result<void> zero_read_times(ProcessAccess &tracee, const Registers &entered,
+                             long result) {
+  if (result <= 0)
+    return {};
+  return zero_route_times_at(
+      tracee, entered.arg(1),
+      std::min(static_cast<std::uint64_t>(result), entered.arg(2)));
+}
+
+// The same for recvmsg: its msghdr is argument 1.
+Result<void> zero_message_times(ProcessAccess &tracee, const Registers &entered,
+                                long result) {
+  if (result <= 0)
+    return {};
+  return zero_route_times_in(tracee, entered.arg(1),
+                             static_cast<std::uint64_t>(result));
+}
+
+// The same for recvmmsg: its mmsghdr array is argument 1; it returns how
+// many messages it received.
+Result<void> zero_each_message_times(ProcessAccess &tracee,
+                                     const Registers &entered, long result) {
+  if (result <= 0)
+    return {};
+  return zero_route_times_in_each(tracee, entered.arg(1),
+                                  static_cast<std::uint64_t>(result));
+}
+
+// wait_for_input, and on a NETLINK_ROUTE socket the times of what it
+// receives zeroed by after at its exit (a MSG_PEEK leaves the reply
+// queued: the read that takes it is rewritten the same way).
+Result<Action> receive(SeccompStop &stop, Action::After after) {
+  auto action = wait_for_input(stop);
+  if (!action || action->kind == Action::Kind::kAnswer)
+    return action;
+  auto socket = stop.tracee.duplicate_fd(static_cast<int>(stop.regs.arg(0)));
+  if (socket && is_route_socket(*socket)) {
+    stop.environment.note(executor::Source::kNetlink, executor::Via::kSyscall);
+    action->after = after;
+  }
+  return action;
+}
+
+} // namespace
+
 Result<Action> on_read(SeccompStop &stop) {
-  auto answered = stop.environment.random_read(stop.tracee, stop.regs);
+  auto answered = stop.environment.answer_read(
+      stop.tracee, static_cast<int>(stop.regs.arg(0)), stop.regs.arg(1),
+      stop.regs.arg(2), std::nullopt);
   if (!answered)
     return answered.error();
   if (*answered)
     return Action::answer(**answered);
+  return receive(stop, zero_read_times);
+}
+
+Result<Action> on_pread(SeccompStop &stop) {
+  auto answered = stop.environment.answer_read(
+      stop.tracee, static_cast<int>(stop.regs.arg(0)), stop.regs.arg(1),
+      stop.regs.arg(2), stop.regs.arg(3));
+  if (!answered)
+    return answered.error();
+  return *answered ? Action::answer(**answered) : Action::run();
+}
+
+Result<Action> on_readv(SeccompStop &stop) {
+  if (auto file = stop.tracee.duplicate_fd(static_cast<int>(stop.regs.arg(0))))
+    if (const std::optional<ProcTimes> kind = proc_times_of_fd(*file))
+      stop.environment.note(*kind == ProcTimes::kOther
+                                ? executor::Source::kProcOther
+                                : executor::Source::kProcVector,
+                            executor::Via::kSyscall);
   return wait_for_input(stop);
+}
+
+Result<Action> on_recvfrom(SeccompStop &stop) {
+  return receive(stop, zero_read_times);
+}
+
+Result<Action> on_recvmsg(SeccompStop &stop) {
+  return receive(stop, zero_message_times);
+}
+
+Result<Action> on_recvmmsg(SeccompStop &stop) {
+  return receive(stop, zero_each_message_times);
 }
 
 Result<bool> waits_on(const ProcessAccess &tracee, const Syscall &call,

@@ -15,9 +15,20 @@ namespace cmc::tracer {
 // sent or for its timeout, which fires when a tick of the virtual clock
 // passes it (expire).
 [[nodiscard]] Result<Action> wait_for_input(SeccompStop &stop);
-// read(): of /dev/urandom or /dev/random, answered from the seed; of any
-// other file, a wait for input.
+// read(): of /dev/urandom or /dev/random, answered from the seed; of a
+// /proc file with times, from the virtual clock (Environment::answer_read);
+// of any other file, a wait for input, whose replies on a NETLINK_ROUTE
+// socket have their times zeroed (tracer/net/netlink_times.h).
 [[nodiscard]] Result<Action> on_read(SeccompStop &stop);
+// pread64(): answered as read(), at its offset; any other file's runs.
+[[nodiscard]] Result<Action> on_pread(SeccompStop &stop);
+// readv(): a wait for input; of a /proc file with times, listed (it runs).
+[[nodiscard]] Result<Action> on_readv(SeccompStop &stop);
+// recvfrom(), recvmsg(), recvmmsg(): a wait for input, whose replies on a
+// NETLINK_ROUTE socket have their times zeroed.
+[[nodiscard]] Result<Action> on_recvfrom(SeccompStop &stop);
+[[nodiscard]] Result<Action> on_recvmsg(SeccompStop &stop);
+[[nodiscard]] Result<Action> on_recvmmsg(SeccompStop &stop);
 
 // What the input calls wait for (Blocks of their rows): a read-like call
 // on its descriptor, argument 0; a recv, unless its flags have

@@ -36,6 +36,12 @@ struct Action {
   using Recheck = Result<std::optional<Action>> (*)(const ProcessAccess &tracee,
                                                     const Syscall &call,
                                                     const Registers &regs);
+  // For a call that runs (kRun, or kHold until it does): what cmc does at
+  // its exit, given its registers at entry and its result, before the
+  // target sees what it wrote (the thread is resumed to its syscall-exit
+  // stop).
+  using After = Result<void> (*)(ProcessAccess &tracee,
+                                 const Registers &entered, long result);
 
   Kind kind = Kind::kRun;
   long result = 0; // kAnswer
@@ -52,6 +58,7 @@ struct Action {
   // counts_requeued, requeued).
   FutexWake wake;
   bool counts_requeued = false;
+  After after = nullptr;
 
   static Action run() { return {}; }
   static Action answer(long result) {
