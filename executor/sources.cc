@@ -62,6 +62,8 @@ constexpr std::array<SourceInfo, static_cast<std::size_t>(Source::kCount)>
         {"netlink route replies",
          "time stamps and counters zeroed (IFA_CACHEINFO, IFLA_STATS...)",
          true},
+        {"alarm/setitimer", "fires on a tick past its deadline", true},
+        {"timer_create", "fires on a tick past its deadline", true},
     }};
 
 // The sites of an uncontrolled instruction the report names at most.

@@ -34,17 +34,19 @@ enum class Source : std::uint8_t {
                       // scan
   kRseq,
   kIoUring,
-  kRdrand,       // rdrand/rdseed sites, where CPUID faulting cannot hide them
-  kTimes,        // times(), getrusage(), sysinfo(): passed through
-  kCpuid,        // cpuid, trapped by CPUID faulting and answered
-  kCpuidNative,  // cpuid sites, where the CPU has no CPUID faulting
-  kRdpid,        // rdpid sites, where CPUID faulting cannot hide it
-  kAffinity,     // sched_getaffinity, sched_setaffinity
-  kProcClock,    // read() of /proc/uptime, /proc/stat, /proc/loadavg
-  kProcTaskStat, // read() of /proc/PID/stat, /proc/PID/task/TID/stat
-  kProcOther,    // read() of another /proc file with times or counters
-  kProcVector,   // readv() of a /proc file with times
-  kNetlink,      // time stamps and counters of NETLINK_ROUTE replies
+  kRdrand,        // rdrand/rdseed sites, where CPUID faulting cannot hide them
+  kTimes,         // times(), getrusage(), sysinfo(): passed through
+  kCpuid,         // cpuid, trapped by CPUID faulting and answered
+  kCpuidNative,   // cpuid sites, where the CPU has no CPUID faulting
+  kRdpid,         // rdpid sites, where CPUID faulting cannot hide it
+  kAffinity,      // sched_getaffinity, sched_setaffinity
+  kProcClock,     // read() of /proc/uptime, /proc/stat, /proc/loadavg
+  kProcTaskStat,  // read() of /proc/PID/stat, /proc/PID/task/TID/stat
+  kProcOther,     // read() of another /proc file with times or counters
+  kProcVector,    // readv() of a /proc file with times
+  kNetlink,       // time stamps and counters of NETLINK_ROUTE replies
+  kIntervalTimer, // alarm, setitimer, getitimer
+  kPosixTimer,    // timer_create, timer_settime, ...
   kCount,
 };
 

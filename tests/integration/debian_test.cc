@@ -391,5 +391,38 @@ TEST_F(Debian, GearmandWithItsDefaultThreadsHoldsTheSameForAnyJobs) {
     EXPECT_EQ(two.json()[key], json[key]) << key;
 }
 
+// haproxy in http mode, one thread, answering every request itself. Its
+// watchdog arms a POSIX timer on its thread's CPU-time clock for 1 s
+// (timer_create with SIGEV_THREAD_ID), which cmc runs on the virtual
+// clock: no tick, no signal, and a verdict, the same at every -j.
+TEST_F(Debian, HaproxyWithItsWatchdogTimerHolds) {
+  const TempFile config(
+      "haproxy.cfg",
+      "global\n    nbthread 1\ndefaults\n    mode http\n"
+      "    timeout client 10s\n    timeout connect 5s\n"
+      "    timeout server 10s\nfrontend web\n    bind 127.0.0.1:8080\n"
+      "    http-request return status 200 content-type text/plain string "
+      "ok\n");
+  const auto haproxy_check = [&](const char *jobs) {
+    return run_cmc({"check", "-q", "--json", "-", "-j", jobs, "-m",
+                    R"(GET / HTTP/1.1\r\nHost: a\r\n\r\n)", "-m",
+                    R"(GET /b HTTP/1.1\r\nHost: a\r\n\r\n)", "--max-depth", "3",
+                    "--forbid-response", "HTTP/1.1 [45]", "--",
+                    "/usr/sbin/haproxy", "-db", "-f", config.path()});
+  };
+  const Outcome one = haproxy_check("1");
+  ASSERT_EQ(one.status, 0) << one.err;
+  const auto json = one.json();
+  EXPECT_EQ(json["verdict"], "holds");
+  bool timer = false;
+  for (const auto &entry : json["sources"])
+    timer = timer || entry["source"] == "timer_create";
+  EXPECT_TRUE(timer) << json["sources"];
+  const Outcome two = haproxy_check("2");
+  ASSERT_EQ(two.status, 0) << two.err;
+  for (const char *key : {"distinct_states", "dedup_merges", "transitions"})
+    EXPECT_EQ(two.json()[key], json[key]) << key;
+}
+
 } // namespace
 } // namespace cmc::testing

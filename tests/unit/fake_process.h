@@ -156,6 +156,10 @@ public:
     return regs_.at(tid);
   }
   [[nodiscard]] const std::vector<pid_t> &adopted() const { return adopted_; }
+  // The signals send_signal() sent: (thread, signal).
+  [[nodiscard]] const std::vector<std::pair<pid_t, int>> &signals() const {
+    return signals_;
+  }
   [[nodiscard]] const std::vector<pid_t> &forgotten() const {
     return forgotten_;
   }
@@ -216,7 +220,16 @@ public:
     return events_.contains(focus_) ? events_.at(focus_) : 0;
   }
   [[nodiscard]] Result<siginfo_t> signal_info() const override {
-    return siginfo_t{};
+    const auto info = infos_.find(focus_);
+    return info == infos_.end() ? siginfo_t{} : info->second;
+  }
+  [[nodiscard]] Result<void> set_signal_info(const siginfo_t &info) override {
+    infos_[focus_] = info;
+    return {};
+  }
+  [[nodiscard]] Result<void> send_signal(pid_t tid, int signal) override {
+    signals_.emplace_back(tid, signal);
+    return {};
   }
   [[nodiscard]] Result<tracer::Registers> registers() const override {
     return regs_.contains(focus_) ? regs_.at(focus_) : tracer::Registers();
@@ -318,6 +331,8 @@ private:
   std::map<pid_t, tracer::Registers> regs_;
   std::map<pid_t, unsigned long> events_;
   std::vector<Resume> resumes_;
+  std::map<pid_t, siginfo_t> infos_;
+  std::vector<std::pair<pid_t, int>> signals_;
   std::vector<pid_t> adopted_;
   std::vector<pid_t> forgotten_;
 };

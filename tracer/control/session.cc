@@ -372,6 +372,7 @@ Result<void> Session::on_exec(pid_t tid, Thread &self) {
   std::erase_if(threads_,
                 [&](const auto &entry) { return entry.first != tid; });
   futexes_ = {};
+  environment_.signal_timers().exec();
   running_ = tid;
   self.waiting.reset();
   self.awaiting_exit = false;
@@ -456,6 +457,11 @@ Result<void> Session::advance_clock(std::chrono::nanoseconds by) {
       return {};
     }
   }
+  auto fired = fire_signal_timers();
+  if (!fired && !gone(fired.error(), tracee_, tracee_.focused()))
+    return fired;
+  if (!fired)
+    ending();
   return {};
 }
 
@@ -482,6 +488,7 @@ std::uint64_t Session::hidden_state() const {
                                      std::chrono::nanoseconds interval) {
     words.insert(words.end(), {fd, deadline.count(), interval.count()});
   });
+  environment_.signal_timers().append_state(words);
   return XXH3_64bits(words.data(), words.size() * sizeof words[0]);
 }
 
@@ -650,7 +657,12 @@ Result<Session::Next> Session::handle(Thread &thread, const Syscall &call,
   auto action = call.handler(stop);
   if (!action)
     return action.error();
-  return act(thread, call, regs, *action);
+  auto next = act(thread, call, regs, *action);
+  // A timer armed with an absolute time already past fires at once.
+  if (next && environment_.signal_timers().due(environment_.clock()))
+    if (auto fired = fire_signal_timers(); !fired)
+      return fired.error();
+  return next;
 }
 
 Result<Session::Next> Session::act(Thread &thread, const Syscall &call,
@@ -715,6 +727,8 @@ Result<void> Session::recheck(pid_t tid, Thread &thread) {
 Result<int> Session::on_signal(int signal) {
   CMC_LOG_DEBUG("tracer", "pid {}: signal {}", tracee_.pid(),
                 signal_name(signal));
+  if (auto rewritten = rewrite_timer_signal(signal); !rewritten)
+    return rewritten.error();
   if (signal == SIGSEGV) {
     auto emulated = environment_.emulate_tsc(tracee_);
     if (!emulated)

@@ -232,6 +232,18 @@ private:
   // Does what a handler decided for the thread stopped at call.
   [[nodiscard]] Result<Next> act(Thread &thread, const Syscall &call,
                                  const Registers &regs, const Action &action);
+  // Sends the signals of the timers whose deadline the clock has reached
+  // (tracer/control/session_signals.cc); the focused thread stays so.
+  [[nodiscard]] Result<void> fire_signal_timers();
+  // Sends a timer's signal to the thread the kernel could give it to, and
+  // ends that thread's held wait as the signal would.
+  [[nodiscard]] Result<void> send_timer_signal(const TimerSignal &signal);
+  // Thread tid, held, has a signal to take: its wait ends as in the
+  // kernel, which sees the signal pending.
+  [[nodiscard]] Result<void> interrupt(pid_t tid, Thread &thread);
+  // At the delivery of a signal cmc sent for a timer: gives the target
+  // the siginfo the kernel would.
+  [[nodiscard]] Result<void> rewrite_timer_signal(int signal);
   // At a signal-delivery stop: the signal to deliver (0 when cmc handled
   // it), or an Error when it shows an escape from cmc's control.
   [[nodiscard]] Result<int> on_signal(int signal);

@@ -85,6 +85,11 @@ public:
   // SECCOMP_RET_DATA of a seccomp stop, the new id of a clone stop).
   [[nodiscard]] virtual Result<unsigned long> event_message() const = 0;
   [[nodiscard]] virtual Result<siginfo_t> signal_info() const = 0;
+  // At a signal-delivery stop: the siginfo the target's handler gets.
+  [[nodiscard]] virtual Result<void> set_signal_info(const siginfo_t &info) = 0;
+  // Sends signal to thread tid (tgkill): it is pending until the thread
+  // runs (and does not block it), then stops cmc at its delivery.
+  [[nodiscard]] virtual Result<void> send_signal(pid_t tid, int signal) = 0;
   [[nodiscard]] virtual Result<Registers> registers() const = 0;
   [[nodiscard]] virtual Result<void> set_registers(const Registers &regs) = 0;
   // A few frames of the focused thread's stack, innermost first.

@@ -102,6 +102,18 @@ Result<siginfo_t> signal_info(pid_t pid) {
   return info;
 }
 
+Result<void> set_signal_info(pid_t pid, const siginfo_t &info) {
+  if (ptrace(PTRACE_SETSIGINFO, pid, nullptr, &info) != 0)
+    return errno_error("PTRACE_SETSIGINFO", pid);
+  return {};
+}
+
+Result<void> send_signal(pid_t pid, pid_t tid, int signal) {
+  if (syscall(SYS_tgkill, pid, tid, signal) != 0)
+    return errno_error("tgkill", tid);
+  return {};
+}
+
 Result<WaitStatus> single_step(pid_t pid) {
   if (ptrace(PTRACE_SINGLESTEP, pid, nullptr, 0) != 0)
     return errno_error("PTRACE_SINGLESTEP", pid);

@@ -51,6 +51,10 @@ set_extended_registers(pid_t pid, std::span<const std::byte> area);
 [[nodiscard]] bool still_stopped(pid_t tid);
 // The siginfo of a signal-delivery stop.
 [[nodiscard]] Result<siginfo_t> signal_info(pid_t pid);
+// Replaces it (PTRACE_SETSIGINFO): the handler sees info.
+[[nodiscard]] Result<void> set_signal_info(pid_t pid, const siginfo_t &info);
+// Sends signal to thread tid of process pid (tgkill).
+[[nodiscard]] Result<void> send_signal(pid_t pid, pid_t tid, int signal);
 // Executes one instruction of a stopped tracee, then waits for its stop.
 [[nodiscard]] Result<WaitStatus> single_step(pid_t pid);
 // Blocks until pid changes state; retries EINTR.

@@ -438,6 +438,14 @@ Result<siginfo_t> Tracee::signal_info() const {
   return sys::signal_info(focus_);
 }
 
+Result<void> Tracee::set_signal_info(const siginfo_t &info) {
+  return sys::set_signal_info(focus_, info);
+}
+
+Result<void> Tracee::send_signal(pid_t tid, int signal) {
+  return sys::send_signal(pid_, tid, signal);
+}
+
 Result<void> Tracee::write(std::uint64_t address,
                            std::span<const std::byte> bytes) {
   return sys::write_memory(pid_, address, bytes);

@@ -90,6 +90,8 @@ public:
   [[nodiscard]] Result<bool> at_syscall_exit() const override;
   [[nodiscard]] Result<unsigned long> event_message() const override;
   [[nodiscard]] Result<siginfo_t> signal_info() const override;
+  [[nodiscard]] Result<void> set_signal_info(const siginfo_t &info) override;
+  [[nodiscard]] Result<void> send_signal(pid_t tid, int signal) override;
   [[nodiscard]] Result<Registers> registers() const override;
   [[nodiscard]] Result<void> set_registers(const Registers &regs) override;
   [[nodiscard]] Result<std::vector<executor::Frame>>

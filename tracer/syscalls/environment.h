@@ -9,6 +9,7 @@
 #include "tracer/process/process_access.h"
 #include "tracer/syscalls/syscall.h"
 #include "tracer/time/cpu_model.h"
+#include "tracer/time/signal_timers.h"
 #include "tracer/time/timer_fds.h"
 #include "tracer/time/tsc_patches.h"
 #include "tracer/time/vdso_control.h"
@@ -32,6 +33,10 @@ public:
   [[nodiscard]] const VdsoLayout &vdso() const { return vdso_; }
   [[nodiscard]] TimerFds &timers() { return timers_; }
   [[nodiscard]] const TimerFds &timers() const { return timers_; }
+  [[nodiscard]] SignalTimers &signal_timers() { return signal_timers_; }
+  [[nodiscard]] const SignalTimers &signal_timers() const {
+    return signal_timers_;
+  }
 
   // At the exec stop: overwrites AT_RANDOM, patches the vDSO, protects its
   // clock pages, patches the rdtsc sites mapped (ld.so's start-up timing
@@ -98,6 +103,7 @@ private:
   std::mt19937_64 random_;
   VdsoLayout vdso_;
   TimerFds timers_;
+  SignalTimers signal_timers_;
   executor::Sources sources_;
   // The planted entry breakpoint and the code it replaced.
   std::optional<std::uint64_t> entry_;

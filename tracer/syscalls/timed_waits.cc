@@ -1,7 +1,7 @@
 #include "tracer/syscalls/timed_waits.h"
 
 #include <linux/futex.h>
-#include <sys/time.h>
+#include <sys/syscall.h>
 
 #include <cerrno>
 #include <ctime>
@@ -41,15 +41,6 @@ Result<Action> sleep_for(SeccompStop &stop, RemotePtr<timespec> request,
   if (absolute)
     deadline = clock.elapsed_at(*absolute, *length);
   return sleep_until(clock, deadline, 0, nullptr);
-}
-
-Result<Action> refuse_timer(const SeccompStop &stop, bool disarms) {
-  if (disarms)
-    return Action::run();
-  return Error{fmt::format("the target arms a timer with {}(); cmc does not "
-                           "control timers yet (they would fire in real "
-                           "time)",
-                           stop.call.name)};
 }
 
 // A FUTEX_WAIT or FUTEX_WAIT_BITSET: queued in cmc's futexes (held) while
@@ -168,26 +159,22 @@ Result<Action> on_exit_thread(SeccompStop &stop) {
                "thread and cannot check it after that"};
 }
 
+long interrupt_sleep(ProcessAccess &tracee, const Registers &regs,
+                     std::chrono::nanoseconds left) {
+  RemotePtr<timespec> rem{0};
+  if (regs.syscall_number() == SYS_nanosleep)
+    rem = regs.arg_ptr<timespec>(1);
+  else if ((regs.arg(1) & TIMER_ABSTIME) == 0)
+    rem = regs.arg_ptr<timespec>(3);
+  if (rem.is_null())
+    return -EINTR;
+  return tracee.write(rem, to_timespec(left)).ok() ? -EINTR : -EFAULT;
+}
+
 Result<Action> on_futex_waitv(SeccompStop & /*stop*/) {
   // In the kernel it would sleep where cmc's scheduler cannot see it.
   return Error{"the target waits on several futexes at once "
                "(futex_waitv); cmc's scheduler emulates futex() waits only"};
-}
-
-Result<Action> on_alarm(SeccompStop &stop) {
-  return refuse_timer(stop, stop.regs.arg(0) == 0);
-}
-
-Result<Action> on_setitimer(SeccompStop &stop) {
-  auto value = stop.tracee.read(stop.regs.arg_ptr<itimerval>(1));
-  return refuse_timer(stop, value && value->it_value.tv_sec == 0 &&
-                                value->it_value.tv_usec == 0);
-}
-
-Result<Action> on_timer_settime(SeccompStop &stop) {
-  auto value = stop.tracee.read(stop.regs.arg_ptr<itimerspec>(2));
-  return refuse_timer(stop, value && value->it_value.tv_sec == 0 &&
-                                value->it_value.tv_nsec == 0);
 }
 
 } // namespace cmc::tracer

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <chrono>
+
 #include "tracer/syscalls/syscall.h"
 #include "util/result.h"
 
@@ -20,14 +22,13 @@ namespace cmc::tracer {
 // (its end is not reported until theirs, and its memory is the process's
 // for cmc).
 [[nodiscard]] Result<Action> on_exit_thread(SeccompStop &stop);
+// A sleep cmc held (nanosleep, clock_nanosleep at regs) that a signal's
+// handler interrupts before its deadline: when relative, it writes the
+// time left to its rem argument, as the kernel does. Returns its result:
+// EINTR, or EFAULT for a rem the target cannot take.
+[[nodiscard]] long interrupt_sleep(ProcessAccess &tracee, const Registers &regs,
+                                   std::chrono::nanoseconds left);
 // futex_waitv: refused (an Error), never left to sleep in the kernel.
 [[nodiscard]] Result<Action> on_futex_waitv(SeccompStop &stop);
-
-// The handlers of the timers cmc does not control: a timer that fires in
-// real time would make runs differ, so arming one is an error; disarming
-// one (alarm(0), a zero it_value, as redis does at start) runs.
-[[nodiscard]] Result<Action> on_alarm(SeccompStop &stop);
-[[nodiscard]] Result<Action> on_setitimer(SeccompStop &stop);
-[[nodiscard]] Result<Action> on_timer_settime(SeccompStop &stop);
 
 } // namespace cmc::tracer

@@ -1,0 +1,101 @@
+// Signal timers on cmc's virtual clock: tests/integration/targets/timers.c
+// arms alarm, setitimer or a POSIX timer at start for 5 s; its bug is armed
+// only by the signal, with the siginfo the kernel would give it, so only a
+// tick past the deadline reaches it.
+
+#include <gtest/gtest.h>
+
+#include "tests/integration/run_cmc.h"
+
+namespace cmc::testing {
+namespace {
+
+constexpr const char *kModes[] = {"alarm", "setitimer", "timer", "cputimer"};
+
+Outcome check_timers(const std::string &mode,
+                     std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{
+      "check",     "-m",          "SET a\\n", "-m",     "SET b\\n", "--region",
+      "cmc_state", "--invariant", "sticky",   "--json", "-",        "-q"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.insert(args.end(), {"--", target("timers"), mode, "7000"});
+  return run_cmc(args);
+}
+
+bool lists_source(const nlohmann::json &report, const std::string &source) {
+  for (const auto &entry : report["sources"])
+    if (entry["source"] == source && entry["via"] == "syscall")
+      return true;
+  return false;
+}
+
+class Timers : public ::testing::Test {
+protected:
+  void TearDown() override {
+    EXPECT_TRUE(reap_leftovers().empty()) << "a target outlived cmc";
+  }
+};
+
+TEST_F(Timers, WithoutATickNoTimerFiresAndTheBugHides) {
+  for (const char *mode : kModes) {
+    const Outcome run = check_timers(mode);
+    ASSERT_EQ(run.status, 0) << mode << ": " << run.err;
+    const auto json = run.json();
+    EXPECT_EQ(json["verdict"], "holds") << mode;
+    EXPECT_EQ(json["distinct_states"], 4) << mode;
+    const bool interval =
+        std::string(mode) == "alarm" || std::string(mode) == "setitimer";
+    EXPECT_TRUE(
+        lists_source(json, interval ? "alarm/setitimer" : "timer_create"))
+        << mode << ": " << json["sources"];
+  }
+}
+
+TEST_F(Timers, ATickPastTheDeadlineDeliversTheSignalAndFindsTheBug) {
+  for (const char *mode : kModes) {
+    const Outcome run = check_timers(mode, {"--tick", "10s"});
+    ASSERT_EQ(run.status, 1) << mode << ": " << run.err;
+    const auto json = run.json();
+    EXPECT_EQ(json["verdict"], "violated") << mode;
+    EXPECT_EQ(json["counterexample"],
+              nlohmann::json::parse(
+                  R"([{"send":"SET b\n"},{"tick":"10s"},{"send":"SET a\n"}])"))
+        << mode;
+    EXPECT_EQ(json["violation"], "sticky: byte 1 of cmc_state went 01 -> 00")
+        << mode;
+  }
+}
+
+TEST_F(Timers, ATickShortOfTheDeadlineFiresNothing) {
+  // Two ticks of 2 s stay short of the 5 s deadline.
+  for (const char *mode : {"alarm", "timer"}) {
+    const Outcome run =
+        check_timers(mode, {"--tick", "2s", "--max-ticks", "2"});
+    ASSERT_EQ(run.status, 0) << mode << ": " << run.err;
+    EXPECT_EQ(run.json()["verdict"], "holds") << mode;
+  }
+}
+
+TEST_F(Timers, TheCounterexampleReplays) {
+  for (const char *mode : kModes) {
+    const Outcome replay =
+        run_cmc({"replay", "--region", "cmc_state", "--invariant", "sticky",
+                 "--tick", "10s", "--steps", "SET b\\n", "tick", "SET a\\n",
+                 "--", target("timers"), mode, "7000"});
+    EXPECT_EQ(replay.status, 1) << mode << ": " << replay.out << replay.err;
+    EXPECT_TRUE(has(replay.out, "step 2: tick 10s")) << replay.out;
+    EXPECT_TRUE(has(replay.out, "cmc_state went 01 -> 00")) << replay.out;
+  }
+}
+
+TEST_F(Timers, TheSameCountsAtEveryJobCount) {
+  for (const char *jobs : {"1", "2"}) {
+    const Outcome run = check_timers(
+        "setitimer", {"--tick", "10s", "-j", jobs, "--max-depth", "3"});
+    ASSERT_EQ(run.status, 1) << jobs << ": " << run.err;
+    EXPECT_EQ(run.json()["counterexample"].size(), 3U) << jobs;
+  }
+}
+
+} // namespace
+} // namespace cmc::testing
