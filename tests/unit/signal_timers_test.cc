@@ -208,7 +208,13 @@ TEST(SignalTimers, AnAbsoluteTimeIsAnInstantOfTheTimersClock) {
   // An instant already past is due at once.
   ASSERT_EQ(t.settime(cpu, 1s, 0ns, TIMER_ABSTIME), 0);
   EXPECT_TRUE(t.timers.due(t.clock));
-  EXPECT_EQ(t.settime(id, 1s + 1000000000ns), -EINVAL);
+  // A tv_nsec of a second or more is no time.
+  t.process.put(kIn, itimerspec{{0, 0}, {1, 1000000000}});
+  EXPECT_EQ(t.timers.settime(t.process, t.clock,
+                             fake::entering(SYS_timer_settime,
+                                            static_cast<std::uint64_t>(id), 0,
+                                            kIn, 0)),
+            -EINVAL);
 }
 
 TEST(SignalTimers, ThreadIdTimersNameTheirThreadAndNoneSignalsNobody) {

@@ -82,7 +82,7 @@ long check_clock(clockid_t clock) {
 } // namespace
 
 itimerspec SignalTimers::remaining(const Timer &timer,
-                                   const VirtualClock &clock) const {
+                                   const VirtualClock &clock) {
   itimerspec value{};
   if (!timer.deadline)
     return value;
@@ -351,8 +351,8 @@ void SignalTimers::append_state(std::vector<std::int64_t> &words) const {
     words.insert(words.end(),
                  {key, timer.deadline ? timer.deadline->count() : -1,
                   timer.interval.count(), timer.clock, timer.notify,
-                  timer.signal, timer.thread, timer.pending, timer.overrun,
-                  timer.last_overrun});
+                  timer.signal, timer.thread, timer.pending ? 1 : 0,
+                  timer.overrun, timer.last_overrun});
   // Signals sent and not yet delivered (a thread blocks them); the thread's
   // id differs from run to run.
   for (const Sent &entry : sent_)

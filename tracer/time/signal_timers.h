@@ -101,8 +101,8 @@ private:
     int key;
     int signal;
   };
-  [[nodiscard]] itimerspec remaining(const Timer &timer,
-                                     const VirtualClock &clock) const;
+  [[nodiscard]] static itimerspec remaining(const Timer &timer,
+                                            const VirtualClock &clock);
   [[nodiscard]] long set(int key, const VirtualClock &clock,
                          const itimerspec &value, bool absolute);
   [[nodiscard]] const Timer *posix_timer(const Registers &regs) const;

@@ -14,6 +14,11 @@
  * cputimer:  timer_create on the thread's CPU-time clock, SIGEV_THREAD_ID
  *            to the thread itself, SIGALRM (as haproxy's watchdog);
  *            SI_TIMER.
+ * sleeper:   alarm(5); the main thread blocks SIGALRM, a second thread
+ *            sleeps for an hour and does not: the signal is its, and the
+ *            bug is armed by its sleep ending early (EINTR) with the time
+ *            left, 3590 s after a tick of 10 s, in its rem argument. (Its
+ *            handler arms nothing.)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -69,7 +74,35 @@ static int posix_timer(clockid_t clock, int notify, int signal, int flags,
   return timer_settime(timer, flags, &when, NULL);
 }
 
+static void *sleep_for_an_hour(void *unused) {
+  (void)unused;
+  sigset_t alarm_only;
+  sigemptyset(&alarm_only);
+  sigaddset(&alarm_only, SIGALRM);
+  pthread_sigmask(SIG_UNBLOCK, &alarm_only, NULL);
+  const struct timespec hour = {3600, 0};
+  struct timespec left = {0, 0};
+  if (nanosleep(&hour, &left) == -1 && errno == EINTR && left.tv_sec == 3590 &&
+      left.tv_nsec == 0)
+    expired = 1;
+  for (;;)
+    nanosleep(&hour, NULL);
+  return NULL;
+}
+
 static int arm(const char *mode) {
+  if (strcmp(mode, "sleeper") == 0) {
+    expected_code = -12345; /* no siginfo has it */
+    handle(SIGALRM, 0);
+    sigset_t alarm_only;
+    sigemptyset(&alarm_only);
+    sigaddset(&alarm_only, SIGALRM);
+    pthread_sigmask(SIG_BLOCK, &alarm_only, NULL);
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, sleep_for_an_hour, NULL) != 0)
+      return -1;
+    return alarm(5) == 0 ? 0 : -1;
+  }
   if (strcmp(mode, "alarm") == 0) {
     expected_code = SI_KERNEL;
     handle(SIGALRM, 0);
@@ -139,7 +172,8 @@ static void serve(int client) {
 
 int main(int argc, char **argv) {
   if (argc != 3) {
-    fputs("usage: timers alarm|setitimer|timer|cputimer PORT\n", stderr);
+    fputs("usage: timers alarm|setitimer|timer|cputimer|sleeper PORT\n",
+          stderr);
     return 2;
   }
   if (arm(argv[1]) != 0) {
