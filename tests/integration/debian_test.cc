@@ -403,17 +403,26 @@ TEST_F(Debian, HaproxyWithItsWatchdogTimerHolds) {
       "    timeout server 10s\nfrontend web\n    bind 127.0.0.1:8080\n"
       "    http-request return status 200 content-type text/plain string "
       "ok\n");
+  const std::string first = R"(GET / HTTP/1.1\r\nHost: a\r\n\r\n)";
+  const std::string second = R"(GET /b HTTP/1.1\r\nHost: a\r\n\r\n)";
+  // Each request is answered on the same connection.
+  const Outcome replay =
+      run_cmc({"replay", "--steps", first, second, "--", "/usr/sbin/haproxy",
+               "-db", "-f", config.path()});
+  ASSERT_EQ(replay.status, 0) << replay.out << replay.err;
+  EXPECT_EQ(count_of(replay.out, R"(response: "HTTP/1.1 200 OK\r\n)"), 2U)
+      << replay.out;
   const auto haproxy_check = [&](const char *jobs) {
-    return run_cmc({"check", "-q", "--json", "-", "-j", jobs, "-m",
-                    R"(GET / HTTP/1.1\r\nHost: a\r\n\r\n)", "-m",
-                    R"(GET /b HTTP/1.1\r\nHost: a\r\n\r\n)", "--max-depth", "3",
-                    "--forbid-response", "HTTP/1.1 [45]", "--",
-                    "/usr/sbin/haproxy", "-db", "-f", config.path()});
+    return run_cmc({"check", "-q", "--json", "-", "-j", jobs, "-m", first, "-m",
+                    second, "--max-depth", "3", "--forbid-response",
+                    "HTTP/1.1 [45]", "--", "/usr/sbin/haproxy", "-db", "-f",
+                    config.path()});
   };
   const Outcome one = haproxy_check("1");
   ASSERT_EQ(one.status, 0) << one.err;
   const auto json = one.json();
   EXPECT_EQ(json["verdict"], "holds");
+  EXPECT_EQ(json["distinct_states"], 15);
   bool timer = false;
   for (const auto &entry : json["sources"])
     timer = timer || entry["source"] == "timer_create";
