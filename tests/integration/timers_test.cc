@@ -10,8 +10,8 @@
 namespace cmc::testing {
 namespace {
 
-constexpr const char *kModes[] = {"alarm", "setitimer", "timer", "cputimer",
-                                  "sleeper"};
+constexpr const char *kModes[] = {"alarm",    "setitimer", "timer",
+                                  "cputimer", "sleeper",   "waiter"};
 
 Outcome check_timers(const std::string &mode,
                      std::vector<std::string> extra = {}) {

@@ -19,6 +19,10 @@
  *            bug is armed by its sleep ending early (EINTR) with the time
  *            left, 3590 s after a tick of 10 s, in its rem argument. (Its
  *            handler arms nothing.)
+ * waiter:    alarm(5); the main thread blocks SIGALRM, a second thread
+ *            waits on a condition variable for good (a futex wait with no
+ *            timeout) and does not: its handler (SA_RESTART) takes the
+ *            signal and the wait goes on.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -90,7 +94,33 @@ static void *sleep_for_an_hour(void *unused) {
   return NULL;
 }
 
+static void *wait_for_nothing(void *unused) {
+  (void)unused;
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  static pthread_cond_t never = PTHREAD_COND_INITIALIZER;
+  sigset_t alarm_only;
+  sigemptyset(&alarm_only);
+  sigaddset(&alarm_only, SIGALRM);
+  pthread_sigmask(SIG_UNBLOCK, &alarm_only, NULL);
+  pthread_mutex_lock(&lock);
+  for (;;)
+    pthread_cond_wait(&never, &lock);
+  return NULL;
+}
+
 static int arm(const char *mode) {
+  if (strcmp(mode, "waiter") == 0) {
+    expected_code = SI_KERNEL;
+    handle(SIGALRM, 1);
+    sigset_t alarm_only;
+    sigemptyset(&alarm_only);
+    sigaddset(&alarm_only, SIGALRM);
+    pthread_sigmask(SIG_BLOCK, &alarm_only, NULL);
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, wait_for_nothing, NULL) != 0)
+      return -1;
+    return alarm(5) == 0 ? 0 : -1;
+  }
   if (strcmp(mode, "sleeper") == 0) {
     expected_code = -12345; /* no siginfo has it */
     handle(SIGALRM, 0);
@@ -172,7 +202,7 @@ static void serve(int client) {
 
 int main(int argc, char **argv) {
   if (argc != 3) {
-    fputs("usage: timers alarm|setitimer|timer|cputimer|sleeper PORT\n",
+    fputs("usage: timers alarm|setitimer|timer|cputimer|sleeper|waiter PORT\n",
           stderr);
     return 2;
   }
