@@ -41,7 +41,10 @@ static int64_t monotonic_ns(void) {
 }
 
 static void read_identity(void) {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  unsigned eax = 0;
+  unsigned ebx = 0;
+  unsigned ecx = 0;
+  unsigned edx = 0;
   cpu[0] = (uint64_t)sched_getcpu();
   __cpuid(1, eax, ebx, ecx, edx);
   cpu[1] = ebx >> 24;
@@ -72,7 +75,10 @@ static int tsc_agrees(void) {
 }
 
 static void find_tsc_rate(void) {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  unsigned eax = 0;
+  unsigned ebx = 0;
+  unsigned ecx = 0;
+  unsigned edx = 0;
   if (__get_cpuid_count(0x15, 0, &eax, &ebx, &ecx, &edx) && eax != 0 &&
       ebx != 0 && ecx != 0)
     tsc_khz = (uint64_t)ecx * ebx / eax / 1000;
