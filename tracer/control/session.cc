@@ -556,17 +556,6 @@ executor::Fault Session::fault_of(const WaitStatus &status) const {
   return fault;
 }
 
-void Session::crashed(int signal) {
-  static constexpr std::array kCrashes{SIGSEGV, SIGBUS,  SIGILL,
-                                       SIGFPE,  SIGABRT, SIGSYS};
-  if (!crash_backtrace_.empty() ||
-      std::ranges::find(kCrashes, signal) == kCrashes.end())
-    return;
-  // A few frames: where it crashed and the calls that led there.
-  if (auto frames = tracee_.backtrace(8))
-    crash_backtrace_ = std::move(*frames);
-}
-
 Result<void> Session::skip(Thread &thread, Registers regs, long result) {
   thread.after = nullptr;
   regs.set_syscall_number(-1);
@@ -722,54 +711,6 @@ Result<void> Session::recheck(pid_t tid, Thread &thread) {
   thread.waiting.reset();
   thread.run = Thread::Run::kReady;
   return {};
-}
-
-Result<int> Session::on_signal(int signal) {
-  CMC_LOG_DEBUG("tracer", "pid {}: signal {}", tracee_.pid(),
-                signal_name(signal));
-  if (auto rewritten = rewrite_timer_signal(signal); !rewritten)
-    return rewritten.error();
-  if (signal == SIGSEGV) {
-    auto emulated = environment_.emulate_tsc(tracee_);
-    if (!emulated)
-      return emulated.error();
-    if (*emulated)
-      return 0;
-    auto cpuid = environment_.emulate_cpuid(tracee_);
-    if (!cpuid)
-      return cpuid.error();
-    if (*cpuid)
-      return 0;
-    auto info = tracee_.signal_info();
-    const auto address =
-        info ? reinterpret_cast<std::uint64_t>(info->si_addr) : 0;
-    if (info && environment_.vdso().in_clock_pages(address)) {
-      auto regs = tracee_.registers();
-      return Error{fmt::format(
-          "the target read the kernel's clock page [vvar] at {:#x} (code at "
-          "{:#x}): a time read that bypasses the vDSO functions cmc "
-          "controls",
-          address, regs ? regs->ip() : 0)};
-    }
-  }
-  if (signal == SIGTRAP) {
-    auto answered = environment_.at_breakpoint(tracee_);
-    if (!answered)
-      return answered.error();
-    if (*answered)
-      return 0;
-  }
-  if (signal == SIGILL) {
-    auto regs = tracee_.registers();
-    if (!regs)
-      return regs.error();
-    if (const auto *function = environment_.vdso().function_at(regs->ip()))
-      return Error{fmt::format("the target called the vDSO function {}, "
-                               "which cmc does not control",
-                               function->name)};
-  }
-  crashed(signal);
-  return signal;
 }
 
 Result<std::optional<sockaddr_storage>> Session::listen_address() const {

@@ -1,9 +1,13 @@
-// Session's signal timers (tracer/time/signal_timers.h): the signal of a
+// Session and signals: at a signal-delivery stop, the faults cmc answers
+// (rdtsc, cpuid, its breakpoints) and the crashes it keeps the stack of;
+// and its signal timers (tracer/time/signal_timers.h): the signal of a
 // timer that expires on a tick goes to one thread, by a fixed rule, and
 // reaches it as the kernel's would.
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <map>
@@ -12,6 +16,8 @@
 
 #include "tracer/control/session.h"
 #include "tracer/syscalls/timed_waits.h"
+#include "util/log.h"
+#include "util/signal_name.h"
 
 namespace cmc::tracer {
 namespace {
@@ -137,6 +143,65 @@ Result<void> Session::rewrite_timer_signal(int signal) {
   if (!timer_info)
     return {};
   return tracee_.set_signal_info(*timer_info);
+}
+
+Result<int> Session::on_signal(int signal) {
+  CMC_LOG_DEBUG("tracer", "pid {}: signal {}", tracee_.pid(),
+                signal_name(signal));
+  if (auto rewritten = rewrite_timer_signal(signal); !rewritten)
+    return rewritten.error();
+  if (signal == SIGSEGV) {
+    auto emulated = environment_.emulate_tsc(tracee_);
+    if (!emulated)
+      return emulated.error();
+    if (*emulated)
+      return 0;
+    auto cpuid = environment_.emulate_cpuid(tracee_);
+    if (!cpuid)
+      return cpuid.error();
+    if (*cpuid)
+      return 0;
+    auto info = tracee_.signal_info();
+    const auto address =
+        info ? reinterpret_cast<std::uint64_t>(info->si_addr) : 0;
+    if (info && environment_.vdso().in_clock_pages(address)) {
+      auto regs = tracee_.registers();
+      return Error{fmt::format(
+          "the target read the kernel's clock page [vvar] at {:#x} (code at "
+          "{:#x}): a time read that bypasses the vDSO functions cmc "
+          "controls",
+          address, regs ? regs->ip() : 0)};
+    }
+  }
+  if (signal == SIGTRAP) {
+    auto answered = environment_.at_breakpoint(tracee_);
+    if (!answered)
+      return answered.error();
+    if (*answered)
+      return 0;
+  }
+  if (signal == SIGILL) {
+    auto regs = tracee_.registers();
+    if (!regs)
+      return regs.error();
+    if (const auto *function = environment_.vdso().function_at(regs->ip()))
+      return Error{fmt::format("the target called the vDSO function {}, "
+                               "which cmc does not control",
+                               function->name)};
+  }
+  crashed(signal);
+  return signal;
+}
+
+void Session::crashed(int signal) {
+  static constexpr std::array kCrashes{SIGSEGV, SIGBUS,  SIGILL,
+                                       SIGFPE,  SIGABRT, SIGSYS};
+  if (!crash_backtrace_.empty() ||
+      std::ranges::find(kCrashes, signal) == kCrashes.end())
+    return;
+  // A few frames: where it crashed and the calls that led there.
+  if (auto frames = tracee_.backtrace(8))
+    crash_backtrace_ = std::move(*frames);
 }
 
 } // namespace cmc::tracer
