@@ -38,8 +38,8 @@ public:
   [[nodiscard]] std::uint64_t tsc_khz() const { return tsc_khz_; }
 
 private:
-  [[nodiscard]] std::optional<std::chrono::nanoseconds>
-  start_of(clockid_t id) const;
+  [[nodiscard]] static std::optional<std::chrono::nanoseconds>
+  start_of(clockid_t id);
 
   std::uint64_t tsc_khz_;
   std::chrono::nanoseconds elapsed_{0};
