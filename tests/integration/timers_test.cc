@@ -5,13 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+
 #include "tests/integration/run_cmc.h"
 
 namespace cmc::testing {
 namespace {
 
-constexpr const char *kModes[] = {"alarm",    "setitimer", "timer",
-                                  "cputimer", "sleeper",   "waiter"};
+constexpr std::array kModes{"alarm",    "setitimer", "timer",
+                            "cputimer", "sleeper",   "waiter"};
 
 Outcome check_timers(const std::string &mode,
                      std::vector<std::string> extra = {}) {
@@ -24,10 +27,9 @@ Outcome check_timers(const std::string &mode,
 }
 
 bool lists_source(const nlohmann::json &report, const std::string &source) {
-  for (const auto &entry : report["sources"])
-    if (entry["source"] == source && entry["via"] == "syscall")
-      return true;
-  return false;
+  return std::ranges::any_of(report["sources"], [&](const auto &entry) {
+    return entry["source"] == source && entry["via"] == "syscall";
+  });
 }
 
 class Timers : public ::testing::Test {

@@ -12,6 +12,8 @@
 #include <csignal>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "fake_process.h"
 #include "tracer/control/session.h"
 

@@ -39,7 +39,7 @@ Result<Action> sleep_for(SeccompStop &stop, RemotePtr<timespec> request,
   std::optional<std::chrono::nanoseconds> deadline =
       clock.elapsed() + from_timespec(*length);
   if (absolute)
-    deadline = clock.elapsed_at(*absolute, *length);
+    deadline = VirtualClock::elapsed_at(*absolute, *length);
   return sleep_until(clock, deadline, 0, nullptr);
 }
 
@@ -68,10 +68,10 @@ Result<Action> futex_wait(SeccompStop &stop, int op) {
   std::optional<std::chrono::nanoseconds> deadline =
       clock.elapsed() + from_timespec(*length);
   if (op == FUTEX_WAIT_BITSET)
-    deadline = clock.elapsed_at((regs.arg(1) & FUTEX_CLOCK_REALTIME) != 0
-                                    ? CLOCK_REALTIME
-                                    : CLOCK_MONOTONIC,
-                                *length);
+    deadline = VirtualClock::elapsed_at(
+        (regs.arg(1) & FUTEX_CLOCK_REALTIME) != 0 ? CLOCK_REALTIME
+                                                  : CLOCK_MONOTONIC,
+        *length);
   Action timed = sleep_until(clock, deadline, -ETIMEDOUT, nullptr);
   if (timed.kind != Action::Kind::kHold)
     return timed;

@@ -107,7 +107,7 @@ long SignalTimers::set(int key, const VirtualClock &clock,
   std::optional<nanoseconds> deadline =
       clock.elapsed() + from_timespec(value.it_value);
   if (absolute)
-    deadline = clock.elapsed_at(timer.clock, value.it_value);
+    deadline = VirtualClock::elapsed_at(timer.clock, value.it_value);
   if (!deadline)
     return -EINVAL;
   timer.deadline = deadline;

@@ -67,7 +67,7 @@ Result<long> TimerFds::settime(ProcessAccess &tracee, const VirtualClock &clock,
   std::optional<nanoseconds> deadline =
       clock.elapsed() + from_timespec(wanted->it_value);
   if ((regs.arg(1) & TFD_TIMER_ABSTIME) != 0)
-    deadline = clock.elapsed_at(*timer_clock_id, wanted->it_value);
+    deadline = VirtualClock::elapsed_at(*timer_clock_id, wanted->it_value);
   if (!deadline)
     return -EINVAL;
   timers_[fd] = {*timer_clock_id, *deadline,

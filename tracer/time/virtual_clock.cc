@@ -46,8 +46,8 @@ std::optional<timespec> VirtualClock::now(clockid_t id) const {
   return to_timespec(*start + elapsed_);
 }
 
-std::optional<nanoseconds>
-VirtualClock::elapsed_at(clockid_t id, const timespec &absolute) const {
+std::optional<nanoseconds> VirtualClock::elapsed_at(clockid_t id,
+                                                    const timespec &absolute) {
   const auto start = start_of(id);
   if (!start)
     return std::nullopt;

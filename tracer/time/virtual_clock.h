@@ -30,8 +30,8 @@ public:
   // CPU-time clocks read the elapsed virtual time.
   [[nodiscard]] std::optional<timespec> now(clockid_t id) const;
   // The elapsed virtual time at which clock id shows absolute.
-  [[nodiscard]] std::optional<std::chrono::nanoseconds>
-  elapsed_at(clockid_t id, const timespec &absolute) const;
+  [[nodiscard]] static std::optional<std::chrono::nanoseconds>
+  elapsed_at(clockid_t id, const timespec &absolute);
   // The time stamp counter: the monotonic clock's nanoseconds (as the
   // kernel's TSC counts from boot) at tsc_khz, rounded down.
   [[nodiscard]] std::uint64_t tsc() const;
