@@ -84,6 +84,11 @@ nlohmann::json module_json(const Module &module,
   for (const auto &site : module.file.tsc_sites)
     tsc_sites.push_back({{"address", fmt::format("{:#x}", site.address)},
                          {"instruction", site.rdtscp ? "rdtscp" : "rdtsc"}});
+  nlohmann::json cpu_sites = nlohmann::json::array();
+  for (const auto &site : module.file.cpu_sites)
+    cpu_sites.push_back(
+        {{"address", fmt::format("{:#x}", site.address)},
+         {"instruction", decoder::instruction_name(site.instruction)}});
   nlohmann::json json = {
       {"module", module.path},
       {"attribution", attribution_name(module.file.attribution)},
@@ -91,7 +96,8 @@ nlohmann::json module_json(const Module &module,
       {"note", text_or_null(attribution_note(module.file))},
       {"sites", sites},
       {"count", module.file.sites.size()},
-      {"tsc_sites", tsc_sites}};
+      {"tsc_sites", tsc_sites},
+      {"cpu_sites", cpu_sites}};
   json["observed_sites"] =
       stops != nullptr
           ? nlohmann::json(std::count_if(stops->begin(), stops->end(),

@@ -56,7 +56,8 @@ std::string number_text(const decoder::SyscallSite &site) {
 
 // "  (181 libc, 2 inline; static executable: ...)": the number of sites of
 // each origin present, and how they were told apart; then "; 2 rdtsc" when
-// the file has rdtsc or rdtscp instructions.
+// the file has rdtsc or rdtscp instructions, and "; 38 cpuid, 1 rdpid" for
+// the instructions only CPUID faulting hides.
 std::string summary_note(const decoder::FileSites &file) {
   std::string counts;
   for (const auto origin :
@@ -76,6 +77,18 @@ std::string summary_note(const decoder::FileSites &file) {
   if (!file.tsc_sites.empty())
     counts += fmt::format("{}{} rdtsc", counts.empty() ? "" : "; ",
                           file.tsc_sites.size());
+  std::string cpu;
+  for (const auto instruction :
+       {decoder::CpuInstruction::kCpuid, decoder::CpuInstruction::kRdrand,
+        decoder::CpuInstruction::kRdseed, decoder::CpuInstruction::kRdpid}) {
+    const auto count = std::ranges::count(file.cpu_sites, instruction,
+                                          &decoder::CpuSite::instruction);
+    if (count > 0)
+      cpu += fmt::format("{}{} {}", cpu.empty() ? "" : ", ", count,
+                         decoder::instruction_name(instruction));
+  }
+  if (!cpu.empty())
+    counts += fmt::format("{}{}", counts.empty() ? "" : "; ", cpu);
   return counts.empty() ? "" : fmt::format("  ({})", counts);
 }
 

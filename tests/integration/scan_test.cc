@@ -48,6 +48,30 @@ TEST(Scan, FindsEverySyscallSiteObjdumpFindsInLibc) {
   EXPECT_TRUE(saw_libc);
 }
 
+// The instructions that only CPUID faulting hides, as objdump finds them:
+// ld.so's cpuid (its CPU feature set-up) in text and JSON alike.
+TEST(Scan, ListsTheCpuidSitesObjdumpFindsInTheLoader) {
+  const Outcome run = run_cmc({"scan", "--json", "-", demo("kv")});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto json = run.json();
+  bool saw_loader = false;
+  for (const auto &module : json["modules"]) {
+    const std::string path = module["module"];
+    if (path.find("ld-linux") == std::string::npos)
+      continue;
+    saw_loader = true;
+    const int cpuid = objdump_count(path, "cpuid");
+    ASSERT_GT(cpuid, 0) << path;
+    int listed = 0;
+    for (const auto &site : module["cpu_sites"])
+      listed += site["instruction"] == "cpuid" ? 1 : 0;
+    EXPECT_EQ(listed, cpuid) << module["cpu_sites"];
+    const Outcome text = run_cmc({"scan", demo("kv")});
+    EXPECT_TRUE(has(text.out, fmt::format("; {} cpuid", cpuid))) << text.out;
+  }
+  EXPECT_TRUE(saw_loader);
+}
+
 // The one module of cmc scan --json of a static executable.
 nlohmann::json static_module(const std::string &path) {
   const Outcome run = run_cmc({"scan", "--json", "-", path});
