@@ -239,14 +239,14 @@ Result<void> Environment::fill_random(ProcessAccess &tracee,
 }
 
 Result<std::optional<long>>
-Environment::answer_read(ProcessAccess &tracee, int fd, std::uint64_t buffer,
-                         std::uint64_t count, std::optional<std::uint64_t> at) {
-  auto file = tracee.duplicate_fd(fd);
+Environment::answer_read(ProcessAccess &tracee, const UniqueFd &file,
+                         std::uint64_t buffer, std::uint64_t count,
+                         std::optional<std::uint64_t> at) {
   struct stat info {};
-  if (!file || fstat(file->get(), &info) != 0)
+  if (fstat(file.get(), &info) != 0)
     return std::optional<long>();
   if (S_ISREG(info.st_mode))
-    return proc_read(tracee, *file, buffer, count, at);
+    return proc_read(tracee, file, buffer, count, at);
   if (!S_ISCHR(info.st_mode) || major(info.st_rdev) != 1 ||
       (minor(info.st_rdev) != 8 && minor(info.st_rdev) != 9))
     return std::optional<long>();

@@ -55,10 +55,11 @@ public:
 
   // Answers read(fd, buffer, count), or with at pread64(fd, buffer, count,
   // at), of /dev/urandom or /dev/random from the seed, and of the /proc
-  // files that carry times from the virtual clock (proc_times.h); the
-  // result of the call, skipped. Nothing for another file (it runs).
+  // files that carry times from the virtual clock (proc_times.h); file is
+  // the target's fd, duplicated. The result of the call, skipped; nothing
+  // for another file (it runs).
   [[nodiscard]] Result<std::optional<long>>
-  answer_read(ProcessAccess &tracee, int fd, std::uint64_t buffer,
+  answer_read(ProcessAccess &tracee, const UniqueFd &file, std::uint64_t buffer,
               std::uint64_t count, std::optional<std::uint64_t> at);
   // At a SIGSEGV stop: emulates the rdtsc or rdtscp at rip (PR_SET_TSC
   // made it fault) and returns true, or returns false for another fault.

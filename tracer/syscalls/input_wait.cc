@@ -249,14 +249,20 @@ Result<void> zero_each_message_times(ProcessAccess &tracee,
                                   static_cast<std::uint64_t>(result));
 }
 
+// The target's fd of the call (argument 0), duplicated.
+std::optional<UniqueFd> fd_of(const SeccompStop &stop) {
+  return stop.tracee.duplicate_fd(static_cast<int>(stop.regs.arg(0)));
+}
+
 // wait_for_input, and on a NETLINK_ROUTE socket the times of what it
 // receives zeroed by after at its exit (a MSG_PEEK leaves the reply
-// queued: the read that takes it is rewritten the same way).
-Result<Action> receive(SeccompStop &stop, Action::After after) {
+// queued: the read that takes it is rewritten the same way). socket: the
+// target's fd, duplicated (nothing: it could not be).
+Result<Action> receive(SeccompStop &stop, Action::After after,
+                       const std::optional<UniqueFd> &socket) {
   auto action = wait_for_input(stop);
   if (!action || action->kind == Action::Kind::kAnswer)
     return action;
-  auto socket = stop.tracee.duplicate_fd(static_cast<int>(stop.regs.arg(0)));
   if (socket && is_route_socket(*socket)) {
     stop.environment.note(executor::Source::kNetlink, executor::Via::kSyscall);
     action->after = after;
@@ -267,27 +273,33 @@ Result<Action> receive(SeccompStop &stop, Action::After after) {
 } // namespace
 
 Result<Action> on_read(SeccompStop &stop) {
-  auto answered = stop.environment.answer_read(
-      stop.tracee, static_cast<int>(stop.regs.arg(0)), stop.regs.arg(1),
-      stop.regs.arg(2), std::nullopt);
-  if (!answered)
-    return answered.error();
-  if (*answered)
-    return Action::answer(**answered);
-  return receive(stop, zero_read_times);
+  // One duplicate for both: what the file is, and whether it is a socket
+  // whose replies are rewritten.
+  const std::optional<UniqueFd> file = fd_of(stop);
+  if (file) {
+    auto answered = stop.environment.answer_read(
+        stop.tracee, *file, stop.regs.arg(1), stop.regs.arg(2), std::nullopt);
+    if (!answered)
+      return answered.error();
+    if (*answered)
+      return Action::answer(**answered);
+  }
+  return receive(stop, zero_read_times, file);
 }
 
 Result<Action> on_pread(SeccompStop &stop) {
+  const std::optional<UniqueFd> file = fd_of(stop);
+  if (!file)
+    return Action::run();
   auto answered = stop.environment.answer_read(
-      stop.tracee, static_cast<int>(stop.regs.arg(0)), stop.regs.arg(1),
-      stop.regs.arg(2), stop.regs.arg(3));
+      stop.tracee, *file, stop.regs.arg(1), stop.regs.arg(2), stop.regs.arg(3));
   if (!answered)
     return answered.error();
   return *answered ? Action::answer(**answered) : Action::run();
 }
 
 Result<Action> on_readv(SeccompStop &stop) {
-  if (auto file = stop.tracee.duplicate_fd(static_cast<int>(stop.regs.arg(0))))
+  if (auto file = fd_of(stop))
     if (const std::optional<ProcTimes> kind = proc_times_of_fd(*file))
       stop.environment.note(*kind == ProcTimes::kOther
                                 ? executor::Source::kProcOther
@@ -297,15 +309,15 @@ Result<Action> on_readv(SeccompStop &stop) {
 }
 
 Result<Action> on_recvfrom(SeccompStop &stop) {
-  return receive(stop, zero_read_times);
+  return receive(stop, zero_read_times, fd_of(stop));
 }
 
 Result<Action> on_recvmsg(SeccompStop &stop) {
-  return receive(stop, zero_message_times);
+  return receive(stop, zero_message_times, fd_of(stop));
 }
 
 Result<Action> on_recvmmsg(SeccompStop &stop) {
-  return receive(stop, zero_each_message_times);
+  return receive(stop, zero_each_message_times, fd_of(stop));
 }
 
 Result<bool> waits_on(const ProcessAccess &tracee, const Syscall &call,
