@@ -103,16 +103,20 @@ Outcome check_arena_pool(std::vector<std::string> extra = {}) {
   return run_cmc(args);
 }
 
-// The bytes a nondeterminism error names: "A+1, B+2, 3 more (...)".
+// The bytes a nondeterminism error names: "differs between two runs at
+// A+1, B+2, 3 more (...)", or "between runs at" (now and then), or
+// "between workers at".
 std::vector<std::string> named_bytes(const std::string &error) {
-  const std::string from = "between two runs at ";
-  const auto start = error.find(from);
+  const auto between = error.find("differs between ");
+  const std::string at = " at ";
+  const auto start =
+      between == std::string::npos ? between : error.find(at, between);
   const auto end = error.find(" (", start);
   std::vector<std::string> names;
   if (start == std::string::npos || end == std::string::npos)
     return names;
   std::stringstream list(
-      error.substr(start + from.size(), end - start - from.size()));
+      error.substr(start + at.size(), end - start - at.size()));
   for (std::string name; std::getline(list >> std::ws, name, ',');)
     if (!name.ends_with(" more"))
       names.push_back(name);
