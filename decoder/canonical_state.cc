@@ -12,6 +12,7 @@
 
 #include "decoder/canonical_bytes.h"
 #include "decoder/glibc_heap.h"
+#include "decoder/liveness.h"
 
 namespace cmc::decoder {
 
@@ -201,8 +202,10 @@ void write_roots(const ProcessImage &image,
     out.mark_thread_ids(piece, segment.address);
   }
   for (std::size_t i = 0; i < image.threads.size(); ++i) {
+    const user_regs_struct live =
+        without_dead(image.threads[i].registers, image.threads[i].dead);
     auto piece = out.add_named(fmt::format("registers of thread {}", i + 1), 0,
-                               bytes_of(image.threads[i].registers));
+                               bytes_of(live));
     tokenize(piece, resolve);
   }
   for (const auto &descriptor : image.descriptors) {

@@ -54,4 +54,14 @@ private:
   std::size_t count_ = 0;
 };
 
+// A general-purpose register as Capstone names any part of it: its
+// number in the order rax, rbx, rcx, rdx, rsi, rdi, rbp, rsp, r8 ... r15
+// (-1 for any other register), and whether a write of that part defines
+// the whole register (64 bits, or 32 that the CPU zero-extends).
+struct X86Register {
+  int index = -1;
+  bool whole = false;
+};
+[[nodiscard]] X86Register x86_register(unsigned reg);
+
 } // namespace cmc::decoder

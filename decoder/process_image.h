@@ -14,8 +14,8 @@ enum class MemoryKind {
   kData,      // a file's writable mapping: .data, .bss (named by section)
   kAnonymous, // anonymous memory: mmap'd blocks, the main thread's TLS
   kHeap,      // [heap], the brk area malloc's main arena lives in
-  kStack,     // a thread's live stack: its stack pointer less the 128-byte
-              // red zone, up to the end of the mapping
+  kStack,     // a thread's live stack: its stack pointer less the live part
+              // of the 128-byte red zone, up to the end of the mapping
 };
 
 // Bytes of the target's memory as read at a quiescent point. Pages the
@@ -45,6 +45,9 @@ struct MappedRange {
 struct ThreadImage {
   std::uint32_t id = 0; // the kernel's thread id, which differs per run
   user_regs_struct registers{};
+  // The registers no code reads before writing them, hashed as zero
+  // (decoder::Liveness::dead).
+  std::uint32_t dead = 0;
 };
 
 // One open descriptor, as /proc/PID/fd and fdinfo show it; what differs
@@ -77,6 +80,10 @@ struct ProcessImage {
   std::uint32_t pid = 0;
   // What reading cost: bytes copied out of the target.
   std::size_t bytes_read = 0;
+  // What liveness left out: the bytes of dead registers and of the dead
+  // parts of the stacks' red zones.
+  std::size_t dead_register_bytes = 0;
+  std::size_t dead_red_zone_bytes = 0;
 };
 
 } // namespace cmc::decoder

@@ -159,23 +159,10 @@ __attribute__((noinline)) static int take_message(int client, int pending,
   return failed ? -1 : 0;
 }
 
-/* Zeroes the stack below the caller's frame. What the last message's calls
- * left there is dead, but a thread waiting in a system call has its red
- * zone (128 bytes below its stack pointer, which a leaf function may use)
- * and the frames of the wait above it, where those bytes lie too: a
- * checker that reads the live stack would see the last message's pointers
- * in them. Ordinary servers leave such dead data; heap_kv clears it so
- * that its states are its list alone. */
-__attribute__((noinline)) static void forget_dead_stack(void) {
-  char dead[1024];
-  explicit_bzero(dead, sizeof dead);
-}
-
 /* Serves one client until it hangs up. */
 static void serve(int client) {
   struct carried carried = {NULL, 0};
   for (;;) {
-    forget_dead_stack();
     const int pending = arrived(client);
     if (pending <= 0 || take_message(client, pending, &carried) != 0)
       break;

@@ -30,6 +30,8 @@ void count_cost(Report &report, const executor::Observation &observation) {
     return;
   report.bytes_read += observation.bytes_read;
   report.bytes_hashed += observation.bytes_hashed;
+  report.dead_register_bytes += observation.dead_register_bytes;
+  report.dead_red_zone_bytes += observation.dead_red_zone_bytes;
   ++report.runs_measured;
 }
 

@@ -141,6 +141,9 @@ struct Report {
   decoder::HeapSummary heap;
   std::size_t bytes_read = 0;
   std::size_t bytes_hashed = 0;
+  // Left out by liveness (totals over the same runs).
+  std::size_t dead_register_bytes = 0;
+  std::size_t dead_red_zone_bytes = 0;
   std::size_t runs_measured = 0;
   SnapshotCounts snapshots;
   // With options.graph; else empty.

@@ -91,6 +91,21 @@ std::size_t mean(std::size_t total, std::size_t count) {
   return count == 0 ? 0 : (total + count / 2) / count;
 }
 
+// "liveness: 152 bytes dead per state (registers 88, red zones 64)": what
+// the whole-process states left out as no code reads it.
+void print_liveness(std::FILE *out, const search::Report &report) {
+  if (report.runs_measured == 0)
+    return;
+  const std::size_t registers =
+      mean(report.dead_register_bytes, report.runs_measured);
+  const std::size_t red_zones =
+      mean(report.dead_red_zone_bytes, report.runs_measured);
+  fmt::print(out,
+             "liveness: {} bytes dead per state (registers {}, red zones "
+             "{})\n",
+             registers + red_zones, registers, red_zones);
+}
+
 // "state: the whole process (--dedup process); heap: ...; 120000 bytes
 // read, 30000 hashed per state".
 void print_state_kind(std::FILE *out, const search::Report &report,
@@ -123,6 +138,7 @@ void print_state_kind(std::FILE *out, const search::Report &report,
                         mean(report.bytes_read, report.runs_measured),
                         mean(report.bytes_hashed, report.runs_measured));
   fmt::print(out, "state: {}\n", text);
+  print_liveness(out, report);
 }
 
 std::string path_text(const StepNames &names,
@@ -499,6 +515,12 @@ nlohmann::json findings_json(const search::Report &report,
       {"heap", heap_json(report.heap)},
       {"bytes_read_per_state", per_run(report.bytes_read)},
       {"bytes_hashed_per_state", per_run(report.bytes_hashed)},
+      {"dead_bytes_per_state",
+       report.runs_measured == 0
+           ? nlohmann::json(nullptr)
+           : nlohmann::json{{"registers", per_run(report.dead_register_bytes)},
+                            {"red_zones",
+                             per_run(report.dead_red_zone_bytes)}}},
       {"masked", report.masked},
       {"restarts", report.restarts},
       {"threads", report.max_threads},
@@ -604,6 +626,7 @@ nlohmann::json error_json(const std::string &message) {
                           "heap",
                           "bytes_read_per_state",
                           "bytes_hashed_per_state",
+                          "dead_bytes_per_state",
                           "once",
                           "preemptions",
                           "threads",

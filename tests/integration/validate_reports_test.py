@@ -23,7 +23,7 @@ ERROR_REPORT = {
     "tick": None, "max_ticks": None, "seed": None, "bounds": None,
     "jobs": None, "state": None,
     "abstraction": None, "heap": None, "bytes_read_per_state": None,
-    "bytes_hashed_per_state": None, "once": None, "preemptions": None, "threads": None,
+    "bytes_hashed_per_state": None, "dead_bytes_per_state": None, "once": None, "preemptions": None, "threads": None,
     "masked": [],
     "restarts": 0, "coverage": None, "snapshots": None, "checked": None,
     "backtrace": [], "sources": [], "uncontrolled": [], "replay": None,

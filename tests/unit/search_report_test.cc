@@ -104,7 +104,13 @@ TEST(CheckReport, TheProcessStateNamesItsHeap) {
   report.heap.free_chunks = 2;
   report.bytes_read = 3000;
   report.bytes_hashed = 1500;
+  report.dead_register_bytes = 264;
+  report.dead_red_zone_bytes = 192;
   report.runs_measured = 3;
+  EXPECT_NE(printed(report, names)
+                .find("\nliveness: 152 bytes dead per state "
+                      "(registers 88, red zones 64)\n"),
+            std::string::npos);
   EXPECT_NE(printed(report, names)
                 .find("\nstate: the whole process (--dedup process); heap: "
                       "glibc malloc, 5 arenas walked: 3 chunks in use, 1 "
@@ -119,6 +125,8 @@ TEST(CheckReport, TheProcessStateNamesItsHeap) {
   EXPECT_EQ(json["heap"]["garbage_chunks"], 1);
   EXPECT_EQ(json["bytes_read_per_state"], 1000);
   EXPECT_EQ(json["bytes_hashed_per_state"], 500);
+  EXPECT_EQ(json["dead_bytes_per_state"]["registers"], 88);
+  EXPECT_EQ(json["dead_bytes_per_state"]["red_zones"], 64);
 
   report.heap = {"raw bytes (no glibc malloc arena found)", false};
   EXPECT_NE(printed(report, kv_names(executor::StateKind::kRaw))

@@ -299,6 +299,8 @@ ProcessExecutor::read_process(const TargetRun &target,
   decoder::CanonicalState canonical = decoder::canonicalize(*image, options);
   seen.heap = canonical.heap;
   seen.bytes_read = image->bytes_read;
+  seen.dead_register_bytes = image->dead_register_bytes;
+  seen.dead_red_zone_bytes = image->dead_red_zone_bytes;
   seen.bytes_hashed = canonical.bytes_hashed;
   return canonical;
 }

@@ -22,9 +22,8 @@ namespace cmc::tracer {
 namespace {
 
 constexpr std::uint64_t kPage = 4096;
-// The System V x86-64 ABI lets a function use 128 bytes below its stack
-// pointer without moving it: they are live.
-constexpr std::uint64_t kRedZone = 128;
+// Read whole; ThreadLiveness leaves out what no code reads.
+constexpr std::uint64_t kRedZone = decoder::kRedZone;
 // /proc/PID/pagemap: one 64-bit entry per page.
 constexpr std::uint64_t kPresent = 1ULL << 63;
 constexpr std::uint64_t kSwapped = 1ULL << 62;
@@ -58,6 +57,9 @@ public:
   }
   [[nodiscard]] std::vector<decoder::MappedRange> &mapped() { return mapped_; }
   [[nodiscard]] const std::vector<ReadRange> &ranges() const { return ranges_; }
+  [[nodiscard]] const std::vector<StackParts> &stacks() const {
+    return stacks_;
+  }
   // Once read: drops the zeros at the end of the main thread's stack below
   // argv's strings. With ASLR the kernel leaves a gap of random size
   // there (arch_align_stack); the bytes below it are where they are from
@@ -87,6 +89,7 @@ private:
   std::vector<decoder::MemorySegment> memory_;
   std::vector<decoder::MappedRange> mapped_;
   std::vector<ReadRange> ranges_;
+  std::vector<StackParts> stacks_;
   std::uint64_t covered_ = 0; // the end of the last range added
   std::size_t anonymous_ = 0; // anonymous mappings named so far
   std::optional<std::size_t> below_arguments_; // the segment trim_gap trims
@@ -162,6 +165,7 @@ void MemoryPlan::add_stack(std::size_t thread, const decoder::Mapping *before,
   // the stack pointer.
   const std::uint64_t live = std::max(covered_, rsp - kRedZone);
   add_dead_stack(thread, before, mapping, live);
+  stacks_.push_back({thread, memory_.size(), mapped_.size() - 1});
   add_range(std::max(start, live), mapping.end, true);
   // The kernel copied argv and the environment to the top of the main
   // thread's stack, above a gap of random size with ASLR
@@ -415,6 +419,7 @@ ProcessCapture::capture(const Tracee &tracee, const CaptureContext &context) {
     image.threads.push_back(
         {static_cast<std::uint32_t>(*id), thread.registers.raw()});
   }
+  liveness_.apply(tracee.pid(), *maps, plan.stacks(), image);
   auto descriptors =
       capture_descriptors(tracee, context.sockets, context.workdir);
   if (!descriptors)

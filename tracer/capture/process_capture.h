@@ -11,6 +11,7 @@
 #include "decoder/proc_maps.h"
 #include "decoder/process_image.h"
 #include "tracer/capture/descriptor_capture.h"
+#include "tracer/capture/thread_liveness.h"
 #include "tracer/process/tracee.h"
 #include "util/result.h"
 
@@ -26,8 +27,9 @@ struct CaptureContext {
 
 // Reads a quiescent target into a decoder::ProcessImage: every writable
 // mapping (a file's split and named by ELF section, a thread's stack from
-// its stack pointer on), the read-only mappings as ranges, the threads'
-// registers and the descriptors. Pages of anonymous memory the kernel
+// its stack pointer on, less the dead part of its red zone), the read-only
+// mappings as ranges, the threads' registers (the dead ones marked) and
+// the descriptors. Pages of anonymous memory the kernel
 // never backed are zero without being read (reading would fault them in).
 // Keeps the sections of each ELF file it met for later captures: one per
 // worker.
@@ -48,6 +50,7 @@ public:
 private:
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint64_t>, FileLayout>
       files_;
+  ThreadLiveness liveness_;
 };
 
 // The base name of a mapped file's path, without " (deleted)".
