@@ -39,7 +39,9 @@ struct Liveness {
   // memory through a pointer it did not compute from rsp: a register's
   // value at the wait or a word loaded from memory, at most reach bytes
   // away from it. The red zone is live if a register or a word of the
-  // process holds an address within reach of it (RedZoneWindow).
+  // process holds an address within reach of it (RedZoneWindow; within 0
+  // of it when there is no such read: the caller after the return,
+  // another thread or a signal handler may read through such a pointer).
   std::optional<std::uint64_t> reach;
   // The code read, to tell whether a cached result still holds: pages
   // (their address, less rip's page) and their bytes.

@@ -148,10 +148,12 @@ void ThreadLiveness::apply(pid_t pid, std::span<const decoder::Mapping> maps,
     const decoder::Liveness *liveness = found[stack.thread];
     if (liveness == nullptr || liveness->red_zone_read >= decoder::kRedZone)
       continue;
+    // Whatever the code after the wait does, a pointer into the red zone
+    // lets the caller after the return, another thread or a signal
+    // handler read it: the zone is dead only if none is there.
     const std::uint64_t rsp = image.threads[stack.thread].registers.rsp;
-    if (liveness->reach)
-      windows.push_back({stack.thread, decoder::red_zone_window(*liveness, rsp),
-                         rsp - decoder::kRedZone, rsp, false});
+    windows.push_back({stack.thread, decoder::red_zone_window(*liveness, rsp),
+                       rsp - decoder::kRedZone, rsp, false});
   }
   scan_registers(image, windows);
   scan_memory(image, windows);
