@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <ranges>
 #include <set>
 #include <tuple>
 
@@ -427,13 +428,13 @@ std::uint32_t live_registers(const Graph &graph, std::uint64_t rip) {
   std::map<std::uint64_t, std::uint32_t> live;
   for (bool changed = true; changed;) {
     changed = false;
-    for (auto it = graph.rbegin(); it != graph.rend(); ++it) {
+    for (const auto &[address, step] : graph | std::views::reverse) {
       std::uint32_t out = 0;
-      for (const std::uint64_t next : successors(it->second))
+      for (const std::uint64_t next : successors(step))
         out |= live[next];
-      const std::uint32_t in = live_in(it->second, out);
-      if (in != live[it->first]) {
-        live[it->first] = in;
+      const std::uint32_t in = live_in(step, out);
+      if (in != live[address]) {
+        live[address] = in;
         changed = true;
       }
     }
@@ -449,7 +450,10 @@ struct Position {
   bool known = true;
   std::int64_t offset = 0;
   std::uint32_t derived = 0;
-  auto operator<=>(const Position &) const = default;
+  bool operator<(const Position &other) const {
+    return std::tie(address, known, offset, derived) <
+           std::tie(other.address, other.known, other.offset, other.derived);
+  }
 };
 
 // What the code may read of the red zone, followed forward on every
@@ -493,16 +497,18 @@ private:
           below_, std::min(kRedZone, static_cast<std::uint64_t>(-offset)));
   }
   void load(const Position &at, const Load &load) {
-    const std::uint32_t derived = at.derived | bit(kRsp);
-    if (load.index >= 0 && (derived & bit(load.index)) != 0) {
-      all_ = true;
-    } else if (load.base == kRsp && load.index < 0) {
+    if (load.base == kRsp && load.index < 0) {
       read_at(at, load.displacement);
-    } else if (load.base >= 0 && (derived & bit(load.base)) != 0) {
-      all_ = true;
-    } else if (load.base >= 0 || load.index >= 0 || load.segment) {
-      reach(static_cast<std::uint64_t>(std::abs(load.displacement)));
+      return;
     }
+    const std::uint32_t derived = at.derived | bit(kRsp);
+    const auto from = [&](int reg) {
+      return reg >= 0 && (derived & bit(reg)) != 0;
+    };
+    if (from(load.base) || from(load.index))
+      all_ = true;
+    else if (load.base >= 0 || load.index >= 0 || load.segment)
+      reach(static_cast<std::uint64_t>(std::abs(load.displacement)));
   }
 
   void step(Position at, std::vector<Position> &work);
