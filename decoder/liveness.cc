@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
-#include <ranges>
 #include <set>
 #include <tuple>
 
@@ -428,7 +427,7 @@ std::uint32_t live_registers(const Graph &graph, std::uint64_t rip) {
   std::map<std::uint64_t, std::uint32_t> live;
   for (bool changed = true; changed;) {
     changed = false;
-    for (const auto &[address, step] : graph | std::views::reverse) {
+    for (const auto &[address, step] : graph) {
       std::uint32_t out = 0;
       for (const std::uint64_t next : successors(step))
         out |= live[next];
