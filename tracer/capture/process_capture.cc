@@ -57,6 +57,7 @@ public:
     return memory_;
   }
   [[nodiscard]] std::vector<decoder::MappedRange> &mapped() { return mapped_; }
+  [[nodiscard]] std::vector<std::uint64_t> &plt_slots() { return plt_slots_; }
   [[nodiscard]] const std::vector<ReadRange> &ranges() const { return ranges_; }
   // Once read: drops the zeros at the end of the main thread's stack below
   // argv's strings. With ASLR the kernel leaves a gap of random size
@@ -77,6 +78,8 @@ private:
   void add_file(const decoder::Mapping &mapping, const decoder::Mapping *next);
   void add_sections(const ProcessCapture::FileLayout &file, std::uint64_t bias,
                     std::uint64_t start, std::uint64_t end);
+  void add_plt_slots(const ProcessCapture::FileLayout &file, std::uint64_t bias,
+                     std::uint64_t start, std::uint64_t end);
   void add_segment(std::string name, decoder::MemoryKind kind,
                    std::uint64_t start, std::uint64_t end);
   void add_range(std::uint64_t start, std::uint64_t end, bool anonymous);
@@ -86,6 +89,7 @@ private:
   std::uint64_t arg_start_;
   std::vector<decoder::MemorySegment> memory_;
   std::vector<decoder::MappedRange> mapped_;
+  std::vector<std::uint64_t> plt_slots_;
   std::vector<ReadRange> ranges_;
   std::uint64_t covered_ = 0; // the end of the last range added
   std::size_t anonymous_ = 0; // anonymous mappings named so far
@@ -261,6 +265,15 @@ void MemoryPlan::add_file(const decoder::Mapping &mapping,
     add_range(mapping.end, end, true);
   }
   add_sections(file, bias, mapping.start, end);
+  add_plt_slots(file, bias, mapping.start, end);
+}
+
+void MemoryPlan::add_plt_slots(const ProcessCapture::FileLayout &file,
+                               std::uint64_t bias, std::uint64_t start,
+                               std::uint64_t end) {
+  for (const std::uint64_t slot : file.jump_slots)
+    if (bias + slot >= start && bias + slot + 8 <= end)
+      plt_slots_.push_back(bias + slot);
 }
 
 void MemoryPlan::add_sections(const ProcessCapture::FileLayout &file,
@@ -385,6 +398,7 @@ ProcessCapture::layout_of(const decoder::Mapping &mapping) {
   if (auto elf = decoder::ElfFile::open(mapping.path)) {
     layout.sections = elf->writable_sections();
     layout.loads = elf->loads();
+    layout.jump_slots = elf->jump_slots();
   }
   return files_.emplace(key, std::move(layout)).first->second;
 }
@@ -407,6 +421,7 @@ ProcessCapture::capture(const Tracee &tracee, const CaptureContext &context) {
   plan.trim_gap();
   image.memory = std::move(plan.memory());
   image.mapped = std::move(plan.mapped());
+  image.plt_slots = std::move(plan.plt_slots());
   // By the ids the target knows (glibc keeps them in each thread's TCB).
   for (const ThreadRegisters &thread : context.threads) {
     auto id = tracee.namespace_tid(thread.id);
