@@ -390,7 +390,7 @@ ProcessCapture::layout_of(const decoder::Mapping &mapping) {
       std::tuple(mapping.dev_major, mapping.dev_minor, mapping.inode);
   if (auto found = files_.find(key); found != files_.end())
     return found->second;
-  FileLayout layout{mapped_file_name(mapping.path), {}, {}};
+  FileLayout layout{mapped_file_name(mapping.path), {}, {}, {}};
   std::error_code error;
   // A shared mapping of a device or of memory is nothing to split.
   if (!std::filesystem::is_regular_file(mapping.path, error))
