@@ -182,7 +182,7 @@ Error child_error(const LaunchSpec &spec, int report_fd, WaitStatus status) {
 // that does not in memory no later step reads. Bound at start, as a
 // binary linked -z now is, the steps leave neither.
 std::vector<char *> target_environment() {
-  static char bind_now[] = "LD_BIND_NOW=1";
+  static std::string bind_now = "LD_BIND_NOW=1";
   std::vector<char *> envp;
   for (char **entry = environ; *entry != nullptr; ++entry) {
     const std::string_view variable(*entry);
@@ -191,7 +191,7 @@ std::vector<char *> target_environment() {
         !variable.starts_with("LD_BIND_NOW="))
       envp.push_back(*entry);
   }
-  envp.push_back(bind_now);
+  envp.push_back(bind_now.data());
   envp.push_back(nullptr);
   return envp;
 }
