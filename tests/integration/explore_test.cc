@@ -195,8 +195,12 @@ TEST_F(Explore, TheStatesFingerprintIsChecksWholeProcess) {
   ASSERT_EQ(run.status, 0) << run.err;
   const auto seen = printed_fingerprints(run.out, "the whole process");
   ASSERT_EQ(seen.size(), 6U) << run.out;
-  const auto &initial = seen[0], &a = seen[1], &aa = seen[2], &aab = seen[3],
-             &b = seen[4], &ba = seen[5];
+  const std::string &initial = seen[0];
+  const std::string &a = seen[1];
+  const std::string &aa = seen[2];
+  const std::string &aab = seen[3];
+  const std::string &b = seen[4];
+  const std::string &ba = seen[5];
   EXPECT_NE(initial, a);
   EXPECT_EQ(a, aa);
   EXPECT_NE(aab, a);
