@@ -182,6 +182,17 @@ void blank_bookkeeping(const GlibcHeap *heap, std::size_t segment_index,
       std::memset(piece.data + (span.address - segment.address), 0, span.size);
 }
 
+// Zeroes the PLT slots (ProcessImage::plt_slots) inside a segment's piece:
+// a slot ld.so has bound and one it has not count the same.
+void blank_plt_slots(std::span<const std::uint64_t> slots,
+                     const MemorySegment &segment, PieceBytes piece) {
+  const std::uint64_t end = segment.address + segment.bytes.size();
+  for (auto slot =
+           std::lower_bound(slots.begin(), slots.end(), segment.address);
+       slot != slots.end() && *slot + 8 <= end; ++slot)
+    std::memset(piece.data + (*slot - segment.address), 0, 8);
+}
+
 // The pieces every state has: the mapping names, then the roots (memory
 // segments that hold no heap chunks, each thread's registers, the
 // descriptors), each pointer resolve() knows made a token.
@@ -198,6 +209,7 @@ void write_roots(const ProcessImage &image,
     auto piece = out.add_named(names[i], heap == nullptr ? segment.address : 0,
                                segment.bytes);
     blank_bookkeeping(heap, i, segment, piece);
+    blank_plt_slots(image.plt_slots, segment, piece);
     tokenize(piece, resolve);
     out.mark_thread_ids(piece, segment.address);
   }

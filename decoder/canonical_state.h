@@ -20,7 +20,8 @@ enum class HeapModel {
   // allocator's bookkeeping left out. Falls back to kRaw, and says so,
   // when no glibc arena is found.
   kCanonical,
-  // Every byte as read, pointers included.
+  // Every byte as read, pointers included (but the PLT slots, blanked in
+  // both models: ProcessImage::plt_slots).
   kRaw,
 };
 

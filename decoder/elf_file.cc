@@ -232,6 +232,22 @@ std::vector<CodeRange> ElfFile::code() const {
   return ranges;
 }
 
+std::vector<std::uint64_t> ElfFile::jump_slots() const {
+  std::vector<std::uint64_t> slots;
+  for_each_table(
+      SHT_RELA, [&](const GElf_Shdr &, Elf_Data *data, std::size_t count) {
+        for (std::size_t i = 0; i < count; ++i) {
+          GElf_Rela rela;
+          if (gelf_getrela(data, static_cast<int>(i), &rela) != nullptr &&
+              GELF_R_TYPE(rela.r_info) == R_X86_64_JUMP_SLOT)
+            slots.push_back(rela.r_offset);
+        }
+      });
+  std::ranges::sort(slots);
+  slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
+  return slots;
+}
+
 std::vector<std::string> ElfFile::dynamic_strings(std::int64_t tag) const {
   std::vector<std::string> strings;
   for_each_table(SHT_DYNAMIC, [&](const GElf_Shdr &shdr, Elf_Data *data,

@@ -88,6 +88,11 @@ public:
   // DT_NEEDED entries, and the DT_RUNPATH (else DT_RPATH) directories.
   [[nodiscard]] std::vector<std::string> needed() const;
   [[nodiscard]] std::vector<std::string> run_paths() const;
+  // The link-time addresses of the GOT words that the R_X86_64_JUMP_SLOT
+  // relocations (.rela.plt, DT_JMPREL) name, sorted: ld.so points each at
+  // its PLT stub at load time and, bound lazily, rewrites it with the
+  // function's address at the first call through the PLT.
+  [[nodiscard]] std::vector<std::uint64_t> jump_slots() const;
 
 private:
   ElfFile(std::string path, UniqueFd fd, ElfHandle elf);

@@ -77,6 +77,11 @@ struct ProcessImage {
   std::vector<MappedRange> mapped; // read-only mappings, by address
   std::vector<ThreadImage> threads;
   std::vector<DescriptorImage> descriptors; // by fd
+  // The GOT words of R_X86_64_JUMP_SLOT relocations that lie in memory,
+  // sorted: a PLT stub's address until ld.so binds the function lazily at
+  // its first call, the function's after. Either way a call through the
+  // slot reaches the same function, so the word is no state.
+  std::vector<std::uint64_t> plt_slots;
   std::uint32_t pid = 0;
   // What reading cost: bytes copied out of the target.
   std::size_t bytes_read = 0;

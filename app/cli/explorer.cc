@@ -12,6 +12,7 @@
 #include "app/cli/site_listing.h"
 #include "app/cli/target_setup.h"
 #include "app/report/step_report.h"
+#include "decoder/canonical_state.h"
 #include "decoder/syscall_scan.h"
 #include "tracer/process/watchdog.h"
 #include "util/duration.h"
@@ -224,6 +225,9 @@ Explorer::Explorer(const TargetOptions &options, const TraceOptions &trace,
       netns_(make_netns()), trace_out_(trace) {
   spec_->launch.observe = true;
   spec_->launch.netns = netns_.fd();
+  // What a state is, as check has it by default.
+  spec_->state = spec_->regions.empty() ? executor::StateKind::kProcess
+                                        : executor::StateKind::kRegions;
   watcher_ = std::make_unique<Watcher>(
       std::move(read_line),
       [this]() -> const std::vector<Module> & {
@@ -382,7 +386,9 @@ void Explorer::execute(const std::string &word, const std::string &argument) {
           "preempt N[,N...] the next step switches threads at these of its "
           "preemption points (system calls at which the thread running "
           "stopped while another could run), as check --preemptions\n"
-          "state            the regions (hex and ASCII) and the fingerprint\n"
+          "state            the regions (hex and ASCII) and the state's "
+          "fingerprint, as check has it (of the whole process without "
+          "--region)\n"
           "log              the last step's system calls, with backtraces\n"
           "catch [SYSCALL|vdso|inline|all]  stop at matching calls inside "
           "a step (then bt, regs, continue, next); alone: list them\n"
@@ -491,7 +497,19 @@ void Explorer::tick(const std::string &argument) {
              format_duration(*duration)});
 }
 
-void Explorer::show_state() const {
+Result<Fingerprint>
+Explorer::state_fingerprint(std::span<const std::byte> regions,
+                            std::span<const executor::FileDigest> files) {
+  if (spec_->state == executor::StateKind::kRegions)
+    return run_->fingerprint(regions, files);
+  auto image = run_->read_process(capture_);
+  if (!image)
+    return image.error();
+  return run_->process_fingerprint(
+      decoder::canonicalize(*image, {}).fingerprint, files);
+}
+
+void Explorer::show_state() {
   auto state = run_->read_state();
   if (!state) {
     fmt::print("error: {}\n", state.error().message);
@@ -508,9 +526,16 @@ void Explorer::show_state() const {
   }
   for (const executor::FileDigest &file : *files)
     fmt::print("file {} (hash {:016x})\n", file.name, file.hash);
-  fmt::print("fingerprint {} after {} step{}\n",
-             run_->fingerprint(*state, *files).hex(), path_.size(),
-             path_.size() == 1 ? "" : "s");
+  auto fingerprint = state_fingerprint(*state, *files);
+  if (!fingerprint) {
+    fmt::print("error: {}\n", fingerprint.error().message);
+    return;
+  }
+  fmt::print("fingerprint {} of {} after {} step{}\n", fingerprint->hex(),
+             spec_->state == executor::StateKind::kRegions
+                 ? "the regions"
+                 : "the whole process",
+             path_.size(), path_.size() == 1 ? "" : "s");
 }
 
 void Explorer::show_log() const {

@@ -69,7 +69,12 @@ private:
   void tick(const std::string &argument);
   // `preempt N,...`: the next step's preemption points.
   void preempt(const std::string &argument);
-  void show_state() const;
+  void show_state();
+  // The fingerprint check keys the state now by: of the canonical whole
+  // process without --region, of the regions' bytes with.
+  [[nodiscard]] Result<Fingerprint>
+  state_fingerprint(std::span<const std::byte> regions,
+                    std::span<const executor::FileDigest> files);
   void show_log() const;
   void add_catch(const std::string &argument);
   void delete_catch(const std::string &argument);
@@ -93,6 +98,7 @@ private:
   TraceOutput trace_out_;
   std::unique_ptr<Watcher> watcher_;
   std::optional<tracer::TargetRun> run_;
+  tracer::ProcessCapture capture_; // the whole process, without --region
   std::vector<Step> path_;
   std::vector<tracer::TracedCall> log_; // of the last step
   std::optional<std::vector<Module>> modules_;

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -164,6 +165,68 @@ TEST_F(Explore, BackResetAndPathReplay) {
   EXPECT_TRUE(has(run.out, "after 0 steps\nalready at the initial state\n"))
       << run.out;
   EXPECT_TRUE(has(run.out, "unknown command 'bogus'; 'help' lists them\n"));
+}
+
+// The hex fingerprints `state` printed, in order.
+std::vector<std::string> printed_fingerprints(const std::string &out,
+                                              const std::string &of) {
+  std::vector<std::string> found;
+  const std::string word = "fingerprint ";
+  for (auto at = out.find(word); at != std::string::npos;
+       at = out.find(word, at + 1)) {
+    const auto end = out.find(' ', at + word.size());
+    found.push_back(out.substr(at + word.size(), end - at - word.size()));
+    EXPECT_TRUE(out.compare(end, of.size() + 4, " of " + of) == 0)
+        << out.substr(at, 80);
+  }
+  return found;
+}
+
+// Without --region the state is the whole process, as check's: heap_kv's
+// SETs malloc the list's nodes, and each changes the fingerprint; a SET
+// of a set cell and the other order of two SETs reach states check
+// merges, with equal fingerprints. The states seen are check's 4.
+TEST_F(Explore, TheStatesFingerprintIsChecksWholeProcess) {
+  const std::vector<std::string> target{
+      "-m", "SET a\\n", "-m", "SET b\\n", "--", demo("heap_kv"), "7000"};
+  const Outcome run =
+      explore(target, "state\nsend 1\nstate\nsend 1\nstate\nsend 2\nstate\n"
+                      "reset\nsend 2\nstate\nsend 1\nstate\nquit\n");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto seen = printed_fingerprints(run.out, "the whole process");
+  ASSERT_EQ(seen.size(), 6U) << run.out;
+  const std::string &initial = seen[0];
+  const std::string &a = seen[1];
+  const std::string &aa = seen[2];
+  const std::string &aab = seen[3];
+  const std::string &b = seen[4];
+  const std::string &ba = seen[5];
+  EXPECT_NE(initial, a);
+  EXPECT_EQ(a, aa);
+  EXPECT_NE(aab, a);
+  EXPECT_NE(aab, initial);
+  EXPECT_NE(b, initial);
+  EXPECT_NE(b, a);
+  EXPECT_NE(b, aab);
+  EXPECT_EQ(ba, aab);
+  std::vector<std::string> check{"check", "-q", "--json", "-"};
+  check.insert(check.end(), target.begin(), target.end());
+  const auto json = run_cmc(check).json();
+  EXPECT_EQ(json["state"], "process");
+  EXPECT_EQ(json["distinct_states"],
+            std::set<std::string>(seen.begin(), seen.end()).size());
+  // With --region the state is the regions, as check's: kv's cells.
+  const Outcome regions =
+      explore({"-m", "SET a\\n", "-m", "SET b\\n", "--region", "cmc_state",
+               "--", demo("kv"), "7000"},
+              "state\nsend 1\nstate\nsend 1\nstate\nsend 2\nstate\nquit\n");
+  ASSERT_EQ(regions.status, 0) << regions.err;
+  const auto cells = printed_fingerprints(regions.out, "the regions");
+  ASSERT_EQ(cells.size(), 4U) << regions.out;
+  EXPECT_NE(cells[0], cells[1]);
+  EXPECT_EQ(cells[1], cells[2]);
+  EXPECT_NE(cells[3], cells[1]);
+  EXPECT_NE(cells[3], cells[0]);
 }
 
 TEST_F(Explore, ATargetThatDiesEndsOnlyTheRun) {

@@ -123,5 +123,29 @@ TEST(CanonicalState, RawHashesTheSegmentsAddress) {
             canonicalize(moved, raw_kept()).fingerprint);
 }
 
+// A PLT slot holds its stub's address until ld.so binds the function at
+// its first call, the function's after: the two count the same, the word
+// beside it does not.
+TEST(CanonicalState, APltSlotCountsTheSameBoundOrNot) {
+  auto lazy = small_image(100);
+  lazy.plt_slots = {0x404000 + 40};
+  put(lazy.memory[0], 40, 0x401036); // the stub in the executable
+  auto bound = lazy;
+  put(bound.memory[0], 40, 0x7ffff7e4a0c0); // the function in libc
+  for (const HeapModel heap : {HeapModel::kRaw, HeapModel::kCanonical}) {
+    CanonicalOptions options = raw_kept();
+    options.heap = heap;
+    const auto a = canonicalize(lazy, options);
+    const auto b = canonicalize(bound, options);
+    EXPECT_EQ(a.fingerprint, b.fingerprint);
+    EXPECT_TRUE(differences(a, b).empty());
+  }
+  auto beside = lazy;
+  put(beside.memory[0], 48, 0x7ffff7e4a0c0);
+  const auto a = canonicalize(lazy, raw_kept());
+  const auto c = canonicalize(beside, raw_kept());
+  EXPECT_EQ(differences(a, c).front(), (Location{".data of prog", 48}));
+}
+
 } // namespace
 } // namespace cmc::decoder

@@ -76,5 +76,43 @@ TEST(ElfFile, RejectsMissingAndNonElfFiles) {
             std::string::npos);
 }
 
+ElfFile open_demo(const std::string &name) {
+  auto elf = ElfFile::open(std::string(CMC_DEMO_DIR) + "/" + name);
+  EXPECT_TRUE(elf.ok()) << (elf.ok() ? "" : elf.error().message);
+  return std::move(elf).value();
+}
+
+// kv calls functions of libc through its PLT: lazily bound, their
+// slots follow the 3 words .got.plt reserves for ld.so, one per entry of
+// .rela.plt (24 bytes each).
+TEST(ElfFile, JumpSlotsAreTheWordsOfGotPlt) {
+  const ElfFile elf = open_demo("kv");
+  const auto slots = elf.jump_slots();
+  const auto got_plt = elf.find_section(".got.plt");
+  const auto rela_plt = elf.find_section(".rela.plt");
+  ASSERT_TRUE(got_plt);
+  ASSERT_TRUE(rela_plt);
+  ASSERT_EQ(slots.size(), rela_plt->size / 24);
+  EXPECT_EQ(slots.size(), got_plt->size / 8 - 3);
+  for (std::size_t i = 0; i < slots.size(); ++i)
+    EXPECT_EQ(slots[i], got_plt->value + 8 * (3 + i)) << i;
+}
+
+// Linked -z now: the same slots, in .got (read-only once relocated), and
+// no .got.plt. Linked static, no PLT slot at all.
+TEST(ElfFile, JumpSlotsOfABuildBoundAtStartAndOfAStaticOne) {
+  const ElfFile now = open_demo("kv_now");
+  const auto slots = now.jump_slots();
+  EXPECT_EQ(slots.size(), open_demo("kv").jump_slots().size());
+  EXPECT_FALSE(now.find_section(".got.plt"));
+  const auto got = now.find_section(".got");
+  ASSERT_TRUE(got);
+  for (const std::uint64_t slot : slots) {
+    EXPECT_GE(slot, got->value);
+    EXPECT_LE(slot + 8, got->value + got->size);
+  }
+  EXPECT_TRUE(open_demo("kv_static_pie").jump_slots().empty());
+}
+
 } // namespace
 } // namespace cmc::decoder

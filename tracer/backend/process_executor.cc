@@ -250,8 +250,7 @@ Result<void> ProcessExecutor::observe(const TargetRun &target,
     auto canonical = read_process(target, seen);
     if (!canonical)
       return canonical.error();
-    process = target.fingerprint(
-        std::as_bytes(std::span(&canonical->fingerprint, 1)), now.files);
+    process = target.process_fingerprint(canonical->fingerprint, now.files);
     if (keep_images_)
       seen.images.push_back(std::move(*canonical));
   }

@@ -56,6 +56,7 @@ public:
     return memory_;
   }
   [[nodiscard]] std::vector<decoder::MappedRange> &mapped() { return mapped_; }
+  [[nodiscard]] std::vector<std::uint64_t> &plt_slots() { return plt_slots_; }
   [[nodiscard]] const std::vector<ReadRange> &ranges() const { return ranges_; }
   [[nodiscard]] const std::vector<StackParts> &stacks() const {
     return stacks_;
@@ -79,6 +80,8 @@ private:
   void add_file(const decoder::Mapping &mapping, const decoder::Mapping *next);
   void add_sections(const ProcessCapture::FileLayout &file, std::uint64_t bias,
                     std::uint64_t start, std::uint64_t end);
+  void add_plt_slots(const ProcessCapture::FileLayout &file, std::uint64_t bias,
+                     std::uint64_t start, std::uint64_t end);
   void add_segment(std::string name, decoder::MemoryKind kind,
                    std::uint64_t start, std::uint64_t end);
   void add_range(std::uint64_t start, std::uint64_t end, bool anonymous);
@@ -88,6 +91,7 @@ private:
   std::uint64_t arg_start_;
   std::vector<decoder::MemorySegment> memory_;
   std::vector<decoder::MappedRange> mapped_;
+  std::vector<std::uint64_t> plt_slots_;
   std::vector<ReadRange> ranges_;
   std::vector<StackParts> stacks_;
   std::uint64_t covered_ = 0; // the end of the last range added
@@ -265,6 +269,15 @@ void MemoryPlan::add_file(const decoder::Mapping &mapping,
     add_range(mapping.end, end, true);
   }
   add_sections(file, bias, mapping.start, end);
+  add_plt_slots(file, bias, mapping.start, end);
+}
+
+void MemoryPlan::add_plt_slots(const ProcessCapture::FileLayout &file,
+                               std::uint64_t bias, std::uint64_t start,
+                               std::uint64_t end) {
+  for (const std::uint64_t slot : file.jump_slots)
+    if (bias + slot >= start && bias + slot + 8 <= end)
+      plt_slots_.push_back(bias + slot);
 }
 
 void MemoryPlan::add_sections(const ProcessCapture::FileLayout &file,
@@ -381,7 +394,7 @@ ProcessCapture::layout_of(const decoder::Mapping &mapping) {
       std::tuple(mapping.dev_major, mapping.dev_minor, mapping.inode);
   if (auto found = files_.find(key); found != files_.end())
     return found->second;
-  FileLayout layout{mapped_file_name(mapping.path), {}, {}};
+  FileLayout layout{mapped_file_name(mapping.path), {}, {}, {}};
   std::error_code error;
   // A shared mapping of a device or of memory is nothing to split.
   if (!std::filesystem::is_regular_file(mapping.path, error))
@@ -389,6 +402,7 @@ ProcessCapture::layout_of(const decoder::Mapping &mapping) {
   if (auto elf = decoder::ElfFile::open(mapping.path)) {
     layout.sections = elf->writable_sections();
     layout.loads = elf->loads();
+    layout.jump_slots = elf->jump_slots();
   }
   return files_.emplace(key, std::move(layout)).first->second;
 }
@@ -411,6 +425,7 @@ ProcessCapture::capture(const Tracee &tracee, const CaptureContext &context) {
   plan.trim_gap();
   image.memory = std::move(plan.memory());
   image.mapped = std::move(plan.mapped());
+  image.plt_slots = std::move(plan.plt_slots());
   // By the ids the target knows (glibc keeps them in each thread's TCB).
   for (const ThreadRegisters &thread : context.threads) {
     auto id = tracee.namespace_tid(thread.id);

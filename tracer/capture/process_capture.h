@@ -38,12 +38,13 @@ public:
   [[nodiscard]] Result<decoder::ProcessImage>
   capture(const Tracee &tracee, const CaptureContext &context);
 
-  // The writable sections and loads of a mapped file, read on its first
-  // capture; no sections when it is not an ELF file cmc can open.
+  // The writable sections, loads and PLT slots of a mapped file, read on
+  // its first capture; no sections when it is not an ELF file cmc can open.
   struct FileLayout {
     std::string name; // the file's base name
     std::vector<decoder::Symbol> sections;
     std::vector<decoder::LoadSegment> loads;
+    std::vector<std::uint64_t> jump_slots; // link-time (ElfFile::jump_slots)
   };
   [[nodiscard]] const FileLayout &layout_of(const decoder::Mapping &mapping);
 

@@ -109,6 +109,13 @@ public:
   [[nodiscard]] Fingerprint
   fingerprint(std::span<const std::byte> state,
               std::span<const executor::FileDigest> files) const;
+  // The same for a whole-process state: process is the fingerprint of the
+  // canonical whole process read now (decoder::canonicalize).
+  [[nodiscard]] Fingerprint
+  process_fingerprint(const Fingerprint &process,
+                      std::span<const executor::FileDigest> files) const {
+    return fingerprint(std::as_bytes(std::span(&process, 1)), files);
+  }
   // Sends a message or ticks the clock, then runs the target until it is
   // quiescent, switching threads at the step's preemption points; the
   // Fault (step unset) if it died, exited or hung.

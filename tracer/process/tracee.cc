@@ -175,15 +175,23 @@ Error child_error(const LaunchSpec &spec, int report_fd, WaitStatus status) {
 
 // cmc's environment without what would make the target act as a service
 // manager's child: socket activation (LISTEN_*) and readiness
-// notification (NOTIFY_SOCKET) meant for cmc itself.
+// notification (NOTIFY_SOCKET) meant for cmc itself; and with
+// LD_BIND_NOW=1. Bound lazily, ld.so resolves a function at its first
+// call through the PLT: it writes the GOT slot and counts the lookup in
+// _rtld_global, and a step that calls a function first differs from one
+// that does not in memory no later step reads. Bound at start, as a
+// binary linked -z now is, the steps leave neither.
 std::vector<char *> target_environment() {
+  static std::string bind_now = "LD_BIND_NOW=1";
   std::vector<char *> envp;
   for (char **entry = environ; *entry != nullptr; ++entry) {
     const std::string_view variable(*entry);
     if (!variable.starts_with("LISTEN_") &&
-        !variable.starts_with("NOTIFY_SOCKET="))
+        !variable.starts_with("NOTIFY_SOCKET=") &&
+        !variable.starts_with("LD_BIND_NOW="))
       envp.push_back(*entry);
   }
+  envp.push_back(bind_now.data());
   envp.push_back(nullptr);
   return envp;
 }
