@@ -25,12 +25,18 @@ StepNames kv_names(executor::StateKind state) {
   return names;
 }
 
-search::Report lossy_report() {
+search::Report kv_holds() {
   search::Report report;
   report.distinct_states = 4;
   report.dedup_merges = 5;
   report.transitions = 8;
   report.max_depth = 2;
+  report.coverage = {{4, 4, ""}, {4, 4, ""}};
+  return report;
+}
+
+search::Report lossy_report() {
+  search::Report report = kv_holds();
   search::Abstraction abstraction;
   abstraction.merges = 5;
   abstraction.lossy_merges = 2;
@@ -157,16 +163,6 @@ TEST(CheckReport, EveryVerdictHasTheSameKeys) {
   EXPECT_EQ(keys_of(error), keys_of(holds));
   EXPECT_EQ(keys_of(report_json(violated, names)), keys_of(holds));
   EXPECT_EQ(keys_of(report_json(interrupted, names)), keys_of(holds));
-}
-
-search::Report kv_holds() {
-  search::Report report;
-  report.distinct_states = 4;
-  report.dedup_merges = 5;
-  report.transitions = 8;
-  report.max_depth = 2;
-  report.coverage = {{4, 4, ""}, {4, 4, ""}};
-  return report;
 }
 
 // A complete search of every message read, with a property and nothing
