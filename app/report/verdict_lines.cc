@@ -108,8 +108,8 @@ std::vector<std::string> caveats_of(const search::Report &report,
                          "exits and hangs only");
   if (!report.complete && names.max_states &&
       report.distinct_states >= *names.max_states)
-    caveats.push_back(fmt::format("--max-states {}: the states found after "
-                                  "the first {} were not explored",
+    caveats.push_back(fmt::format("--max-states {}: states beyond the first {} "
+                                  "were neither kept nor explored",
                                   *names.max_states, *names.max_states));
   add_short_reads(caveats, report, names);
   if (!report.masked.empty())

@@ -77,7 +77,7 @@ json check_report(const std::string &verdict) {
                                       "invariant" : "sticky",
                                                     "properties" : []}})");
   report["verdict"] = verdict;
-return report;
+  return report;
 }
 
 TEST(HtmlReport, AHoldingCheckHasNoChart) {

@@ -196,8 +196,8 @@ TEST(VerdictLines, TheTextAndTheJsonSayTheSameCaveats) {
   ASSERT_EQ(lines.caveats.size(), 5U);
   EXPECT_EQ(lines.caveats[0], "no invariant and no property: checked "
                               "crashes, exits and hangs only");
-  EXPECT_EQ(lines.caveats[1], "--max-states 4: the states found after the "
-                              "first 4 were not explored");
+  EXPECT_EQ(lines.caveats[1], "--max-states 4: states beyond the first 4 "
+                              "were neither kept nor explored");
   EXPECT_EQ(lines.caveats[2], "message 2 was read whole in only 1 of 4 "
                               "transitions: the target waited in read");
   EXPECT_TRUE(lines.caveats[3].starts_with("masked volatile bytes: stamp+0"));
