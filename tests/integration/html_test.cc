@@ -95,6 +95,7 @@ Rendered render(const std::string &path, const TempDir &dir) {
                                 "--dump-dom",
                                 "file://" + path};
   std::vector<char *> argv;
+  argv.reserve(args.size() + 1);
   for (std::string &arg : args)
     argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -365,12 +366,15 @@ TEST(HtmlPage, AHoldingCheckShowsVerdictCountsAndGraphWithoutAChart) {
   EXPECT_FALSE(has(dom, "<i>"));
 }
 
-// The page of a check of kv with args, its text report and JSON report
-// beside it; page.dom "" when the browser cannot render (failure says why).
+// The page of a check of a demo server with args, its text report and JSON
+// report beside it; rendered.failure says why the browser did not render.
 struct Page {
   Outcome check;
-  nlohmann::json report;
+  std::string report_text; // the JSON report
   Rendered rendered;
+  [[nodiscard]] nlohmann::json report() const {
+    return nlohmann::json::parse(report_text);
+  }
 };
 
 Page kv_page(const std::string &server, std::vector<std::string> args,
@@ -383,7 +387,7 @@ Page kv_page(const std::string &server, std::vector<std::string> args,
   page.check = run_cmc(command);
   if (page.check.status != 0 && page.check.status != 1)
     return page;
-  page.report = nlohmann::json::parse(read_file(dir / "r.json"));
+  page.report_text = read_file(dir / "r.json");
   expect_self_contained(read_file(dir / "r.html"));
   page.rendered = render(dir / "r.html", dir);
   return page;
@@ -420,7 +424,7 @@ TEST(HtmlPage, APlainCompleteHoldsIsGreen) {
                "--region", "cmc_state", "--invariant", "sticky"},
               dir);
   ASSERT_EQ(page.check.status, 0) << page.check.err;
-  const nlohmann::json &report = page.report;
+  const nlohmann::json report = page.report();
   EXPECT_EQ(report["qualified"], false) << page.check.out;
   EXPECT_EQ(report["caveats"], nlohmann::json::array());
   const std::string headline = fmt::format(
@@ -452,9 +456,9 @@ TEST(HtmlPage, ALossyAbstractionIsNotGreen) {
                              "cmc_state:1", "--invariant", "sticky"},
                             dir);
   ASSERT_EQ(page.check.status, 0) << page.check.err;
-  ASSERT_GT(page.report["abstraction"]["lossy_merges"], 0) << page.check.out;
-  ASSERT_EQ(page.report["complete"], true);
-  EXPECT_EQ(page.report["qualified"], true);
+  ASSERT_GT(page.report()["abstraction"]["lossy_merges"], 0) << page.check.out;
+  ASSERT_EQ(page.report()["complete"], true);
+  EXPECT_EQ(page.report()["qualified"], true);
   if (!page.rendered.failure.empty())
     GTEST_SKIP() << page.rendered.failure;
   const std::string &dom = page.rendered.dom;
@@ -478,14 +482,14 @@ TEST(HtmlPage, ACheckWithoutAPropertySaysSo) {
   const std::string caveat =
       "no invariant and no property: checked crashes, exits and hangs only";
   EXPECT_TRUE(has(page.check.out, "\n" + caveat + "\n")) << page.check.out;
-  EXPECT_EQ(page.report["checked"], "crashes, exits and hangs only");
+  EXPECT_EQ(page.report()["checked"], "crashes, exits and hangs only");
   if (!page.rendered.failure.empty())
     GTEST_SKIP() << page.rendered.failure;
   const std::string &dom = page.rendered.dom;
   EXPECT_TRUE(has(dom, R"(<span class="verdict qualified" id="verdict">)"
                        "holds, with caveats</span>"))
       << dom;
-  EXPECT_EQ(caveats_in(dom), in_dom(page.report["caveats"]));
+  EXPECT_EQ(caveats_in(dom), in_dom(page.report()["caveats"]));
   EXPECT_TRUE(std::ranges::count(caveats_in(dom), caveat) == 1) << dom;
 }
 
@@ -539,7 +543,7 @@ TEST(HtmlPage, AGraphTooWideToReadIsSummarised) {
                "--dedup", "path", "--max-depth", "8", "--dot", dir / "g.dot"},
               dir);
   ASSERT_EQ(page.check.status, 0) << page.check.err;
-  ASSERT_EQ(page.report["distinct_states"], 511);
+  ASSERT_EQ(page.report()["distinct_states"], 511);
   const std::string dot = read_file(dir / "g.dot");
   EXPECT_EQ(count_of(dot, "[label=\"#"), 511U) << "--dot has every state";
   if (!page.rendered.failure.empty())
@@ -573,7 +577,7 @@ TEST(HtmlPage, AWideGraphDrawsTheCounterexamplesNeighbourhood) {
                "--invariant", "sticky", "--dedup", "path", "--max-depth", "2"});
   const Page page = kv_page("kv_bug", args, dir);
   ASSERT_EQ(page.check.status, 1) << page.check.err;
-  ASSERT_EQ(page.report["counterexample"].size(), 2U);
+  ASSERT_EQ(page.report()["counterexample"].size(), 2U);
   if (!page.rendered.failure.empty())
     GTEST_SKIP() << page.rendered.failure;
   const std::string &dom = page.rendered.dom;
@@ -583,15 +587,15 @@ TEST(HtmlPage, AWideGraphDrawsTheCounterexamplesNeighbourhood) {
   EXPECT_EQ(levels[1][1], 7U);
   EXPECT_GT(levels[2][1], 40U) << dom;
   EXPECT_EQ(levels[0][1] + levels[1][1] + levels[2][1],
-            page.report["distinct_states"]);
+            page.report()["distinct_states"]);
   ASSERT_TRUE(has(dom, R"(<div class="figure graph" id="graph"><svg)"));
   EXPECT_TRUE(has(dom, "drawn are the counterexample and the states one "
                        "step from it"))
       << dom;
   const std::size_t nodes = count_of(dom, R"(class="node")");
-  const std::size_t after_x = 5 * 7;
+  const std::size_t after_x = std::size_t{5} * 7;
   EXPECT_EQ(nodes, 1 + 7 + 7U) << dom;
-  EXPECT_EQ(nodes + after_x, page.report["distinct_states"]) << dom;
+  EXPECT_EQ(nodes + after_x, page.report()["distinct_states"]) << dom;
 }
 
 TEST(HtmlPage, AFileThatCannotBeWrittenIsAUsageError) {
