@@ -13,6 +13,14 @@ std::vector<ChangedByte> changed_bytes(std::span<const std::byte> before,
   return changes;
 }
 
+std::vector<std::size_t> state_depths(const StateGraph &graph) {
+  std::vector<std::size_t> depths(graph.changes.size(), 0);
+  for (const GraphEdge &edge : graph.edges)
+    if (edge.reached == GraphEdge::Reached::kNew)
+      depths[edge.to] = depths[edge.from] + 1;
+  return depths;
+}
+
 void record_state(std::optional<StateGraph> &graph,
                   const executor::Observation &observation,
                   executor::StateKind state) {

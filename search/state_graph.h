@@ -53,6 +53,10 @@ struct StateGraph {
   std::vector<GraphEdge> edges;
 };
 
+// By state index, its depth: one more than its parent's, whose edge to it
+// is the one that found it (GraphEdge::Reached::kNew).
+[[nodiscard]] std::vector<std::size_t> state_depths(const StateGraph &graph);
+
 // The search's records of graph (Options::graph; nothing when it is
 // none), in merge order, whatever the number of jobs: (from, action) order
 // within a level, then the level's preempted steps in the order they were

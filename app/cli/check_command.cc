@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <ctime>
 #include <iostream>
+#include <limits>
 #include <thread>
 
 #include <fmt/chrono.h>
@@ -19,6 +20,7 @@
 #include "app/render/state_graph.h"
 #include "app/report/report.h"
 #include "app/report/target_options.h"
+#include "app/report/verdict_lines.h"
 #include "decoder/elf_file.h"
 #include "decoder/region.h"
 #include "search/breadth_first.h"
@@ -281,7 +283,8 @@ int check(const CheckOptions &options, JsonOutput &json_output,
   }
   json_output.write(json);
   if (dot.wanted())
-    dot.write(state_graph_dot(*report, names, layout));
+    dot.write(state_graph_dot(*report, names, layout,
+                              std::numeric_limits<std::size_t>::max()));
   // Only with --html: the page replays a counterexample and draws the graph.
   if (page.wanted())
     page.write(
@@ -324,12 +327,8 @@ void add_output_options(CLI::App &check, CheckOptions &options) {
       ->check(json_file());
   check
       .add_option("--dot", options.dot,
-                  "Write the explored states and transitions to FILE as a "
-                  "Graphviz DOT graph, the counterexample in red. Over " +
-                      std::to_string(kGraphLimit) +
-                      " states, only the counterexample's path and the "
-                      "states one step from it, or without one the first " +
-                      std::to_string(kGraphLimit))
+                  "Write every explored state and transition to FILE as a "
+                  "Graphviz DOT graph, the counterexample in red")
       ->type_name("FILE")
       ->check(output_file(false));
   check

@@ -11,8 +11,9 @@
 namespace cmc::app {
 
 // The page of `cmc check --html` (html_report) for the check's report and
-// json, its --json report, with the state graph the search recorded (drawn
-// by Graphviz; none when it fails, with a line on stderr), and replayed, the
+// json, its --json report, with the state graph the search recorded
+// (graph_figure: drawn by Graphviz, or summarised when too wide to read),
+// and replayed, the
 // counterexample as `cmc replay --json` reports it, for its chart (null: no
 // chart).
 [[nodiscard]] std::string

@@ -1,6 +1,7 @@
 #include "app/render/html_report.h"
 
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -19,6 +20,11 @@ h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #dadce0}
 color:#fff;font-weight:bold}
 .verdict.holds{background:#188038}.verdict.violated{background:#d93025}
 .verdict.error{background:#b06000}
+.verdict.qualified{background:#f9ab00;color:#202124}
+.headline{font-family:monospace;white-space:pre-wrap;word-break:break-word;
+margin:4px 0}
+.caveats{background:#fef7e0;border-left:4px solid #f9ab00;padding:6px 12px 6px 28px;
+margin:8px 0;font-family:monospace;white-space:pre-wrap;word-break:break-word}
 .what{font-family:monospace;white-space:pre-wrap;word-break:break-all;
 background:#f1f3f4;padding:8px 12px;border-radius:4px}
 .what.violation{background:#fce8e6;color:#a50e0e}
@@ -53,12 +59,54 @@ std::string row(std::string_view name, const std::string &value) {
   return fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", name, value);
 }
 
-std::string verdict_section(const nlohmann::json &check) {
+// Whether a "holds" says less than it seems: the report's "qualified", and
+// a report without that key is taken as qualified (never a false green).
+bool qualified(const nlohmann::json &check) {
+  const auto found = check.find("qualified");
+  return found == check.end() || !found->is_boolean() || found->get<bool>();
+}
+
+// The badge's class and text: a "holds" that a bound, an abstraction or a
+// caveat qualifies is not the plain green one.
+std::pair<std::string, std::string> badge(const nlohmann::json &check) {
   const std::string verdict = check.at("verdict").get<std::string>();
+  if (verdict != "holds" || !qualified(check))
+    return {verdict, verdict};
+  if (!check.at("complete").get<bool>())
+    return {"qualified", fmt::format("holds up to depth {}",
+                                     html_of(check.at("max_depth")))};
+  return {"qualified", "holds, with caveats"};
+}
+
+// The verdict's first lines and its caveats, as the text report says them
+// (absent in a report that has none of those keys). A violation's line is
+// the badge and the violation below it.
+std::string verdict_lines(const nlohmann::json &check) {
+  std::string html;
+  const auto first = check.find("verdict_lines");
+  if (first != check.end() && first->is_array() &&
+      check.at("verdict") != "violated")
+    for (std::size_t i = 0; i < first->size(); ++i)
+      html += fmt::format(R"(<p class="headline"{}>{}</p>)"
+                          "\n",
+                          i == 0 ? R"( id="headline")" : "",
+                          html_of_text((*first)[i]));
+  const auto caveats = check.find("caveats");
+  if (caveats == check.end() || !caveats->is_array() || caveats->empty())
+    return html;
+  html += R"(<ul class="caveats" id="caveats">)";
+  for (const nlohmann::json &caveat : *caveats)
+    html += "<li>" + html_of_text(caveat) + "</li>";
+  return html + "</ul>\n";
+}
+
+std::string verdict_section(const nlohmann::json &check) {
+  const auto [kind, text] = badge(check);
   std::string html = fmt::format(
       R"(<h1>cmc check: <span class="verdict {}" id="verdict">{}</span></h1>)"
       "\n",
-      html_escape(verdict), html_escape(verdict));
+      html_escape(kind), html_escape(text));
+  html += verdict_lines(check);
   if (!check.at("violation").is_null())
     html += fmt::format(R"(<p class="what violation" id="violation">{}</p>)"
                         "\n",
@@ -67,12 +115,6 @@ std::string verdict_section(const nlohmann::json &check) {
     html += fmt::format(R"(<p class="what" id="error">{}</p>)"
                         "\n",
                         html_of_text(check["error"]));
-  if (verdict == "holds")
-    html += fmt::format("<p>{}</p>\n",
-                        check.at("complete").get<bool>()
-                            ? "Every reachable state was explored."
-                            : "A bound cut the search: not every reachable "
-                              "state was explored.");
   return html;
 }
 
@@ -219,9 +261,7 @@ std::string html_report(const nlohmann::json &check,
   html += coverage_section(check);
   html += sources_section(check);
   if (!graph.empty())
-    html += "<h2>State graph</h2>\n<div class=\"figure graph\" "
-            "id=\"graph\">" +
-            graph + "</div>\n";
+    html += "<h2>State graph</h2>\n" + graph;
   html +=
       fmt::format("<p><small>cmc {}, report format {}</small></p>\n",
                   field(check, "cmc_version"), field(check, "format_version"));

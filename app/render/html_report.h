@@ -11,8 +11,10 @@ namespace cmc::app {
 // made from what --json writes, so the two never disagree. check is the
 // check's report (report_json with its "replay" filled in); replay the
 // counterexample replayed once (replay_report_json), null when there is
-// none or its replay failed; graph an <svg> of the state graph
-// (svg_of_dot), "" for none.
+// none or its replay failed; graph the inside of the state graph's section
+// (graph_figure), "" for none. By the badge, the verdict's first lines and
+// caveats as the text report says them ("verdict_lines", "caveats"); a
+// "holds" the report calls "qualified" gets an amber badge that says so.
 [[nodiscard]] std::string html_report(const nlohmann::json &check,
                                       const nlohmann::json &replay,
                                       const std::string &graph);

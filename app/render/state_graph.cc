@@ -57,16 +57,6 @@ void mark_neighbourhood(const StateGraph &graph, GraphView &view) {
       view.states[edge.to] = true;
 }
 
-// By state index, its depth: one more than its parent's, whose edge to it
-// is the one that found it.
-std::vector<std::size_t> depths_of(const StateGraph &graph) {
-  std::vector<std::size_t> depths(graph.changes.size(), 0);
-  for (const GraphEdge &edge : graph.edges)
-    if (edge.reached == Reached::kNew)
-      depths[edge.to] = depths[edge.from] + 1;
-  return depths;
-}
-
 // The inside of a dot_string.
 std::string dot_escaped(std::string_view text) {
   std::string escaped;
@@ -245,7 +235,7 @@ std::string state_graph_dot(const search::Report &report,
                   "  node [shape=box, fontname=monospace];\n"
                   "  edge [fontname=monospace];\n",
                   graph_label(report, view, limit));
-  const std::vector<std::size_t> depths = depths_of(graph);
+  const std::vector<std::size_t> depths = search::state_depths(graph);
   for (std::uint32_t state = 0; state < graph.changes.size(); ++state)
     if (view.states[state])
       dot += node_line(report, names, layout, state, depths[state],

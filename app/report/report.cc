@@ -16,6 +16,7 @@
 
 #include "app/report/json_bytes.h"
 #include "app/report/step_report.h"
+#include "app/report/verdict_lines.h"
 #include "app/version.h"
 #include "util/escape.h"
 #include "util/fingerprint.h"
@@ -141,14 +142,6 @@ void print_state_kind(std::FILE *out, const search::Report &report,
   print_liveness(out, report);
 }
 
-std::string path_text(const StepNames &names,
-                      std::span<const executor::PathStep> path) {
-  std::vector<std::string> steps;
-  for (const executor::PathStep &step : path)
-    steps.push_back(step_text(step_of(*names.spec, step), names.tick));
-  return fmt::format("[{}]", fmt::join(steps, ", "));
-}
-
 nlohmann::json path_json(const StepNames &names,
                          std::span<const executor::PathStep> path) {
   nlohmann::json steps = nlohmann::json::array();
@@ -219,8 +212,7 @@ nlohmann::json heap_json(const decoder::HeapSummary &heap) {
           {"free_chunks", heap.free_chunks}};
 }
 
-// The settings that change what a state is: --dedup, --once, the masked
-// bytes.
+// The settings that change what a state is: --dedup, --once, the threads.
 void print_state_settings(std::FILE *out, const search::Report &report,
                           const StepNames &names) {
   print_state_kind(out, report, names);
@@ -236,11 +228,6 @@ void print_state_settings(std::FILE *out, const search::Report &report,
                                  "system calls (orders that need more are "
                                  "not explored)",
                                  names.preemptions));
-  if (!report.masked.empty())
-    fmt::print(out,
-               "masked volatile bytes: {} (they differed between two runs "
-               "of one path; the search started again {} time(s))\n",
-               fmt::join(report.masked, ", "), report.restarts);
 }
 
 std::size_t client_index(tracer::TargetSpec &spec, const std::string &name) {
@@ -251,27 +238,6 @@ std::size_t client_index(tracer::TargetSpec &spec, const std::string &name) {
     return static_cast<std::size_t>(known - spec.clients.begin());
   spec.clients.push_back(name);
   return spec.clients.size() - 1;
-}
-
-// ", but message 2 was never read: the target waited in clock_nanosleep"
-// for each message sent but never read whole; "" when every one was.
-std::string coverage_caveat(const search::Report &report,
-                            const StepNames &names) {
-  std::vector<std::string> unread;
-  for (std::size_t i = 0;
-       i < std::min(report.coverage.size(), names.spec->messages.size()); ++i) {
-    const search::MessageCoverage &coverage = report.coverage[i];
-    if (coverage.transitions == 0 || coverage.read_whole != 0)
-      continue;
-    unread.push_back(fmt::format(
-        "message {} was never read{}", i + 1,
-        coverage.waits_in.empty()
-            ? ""
-            : fmt::format(": the target waited in {}", coverage.waits_in)));
-  }
-  if (unread.empty())
-    return "";
-  return fmt::format(", but {}", fmt::join(unread, "; "));
 }
 
 nlohmann::json coverage_json(const search::Report &report,
@@ -299,9 +265,6 @@ nlohmann::json coverage_json(const search::Report &report,
 
 void print_coverage(std::FILE *out, const search::Report &report,
                     const StepNames &names) {
-  if (names.no_property)
-    fmt::print(out, "no invariant and no property: checked crashes, exits "
-                    "and hangs only\n");
   for (std::size_t i = 0;
        i < std::min(report.coverage.size(), names.spec->messages.size()); ++i)
     if (report.coverage[i].transitions != 0)
@@ -317,22 +280,6 @@ std::string counterexample_step(const search::Report &report,
   if (i < report.counterexample_effects.size())
     text += effects_note(*names.spec, report.counterexample_effects[i]);
   return text;
-}
-
-// "7 of 7 merges joined states that differ elsewhere (first: ...)", ""
-// when no audited merge was lossy.
-std::string lossy_merges(const search::Report &report, const StepNames &names) {
-  if (!report.abstraction || report.abstraction->lossy_merges == 0)
-    return "";
-  const search::Abstraction &abstraction = *report.abstraction;
-  std::string first;
-  if (abstraction.first)
-    first = fmt::format(" (first: {}, after paths {} and {})",
-                        abstraction.first->difference,
-                        path_text(names, abstraction.first->kept),
-                        path_text(names, abstraction.first->merged));
-  return fmt::format("{} of {} merges joined states that differ elsewhere{}",
-                     abstraction.lossy_merges, abstraction.merges, first);
 }
 
 } // namespace
@@ -537,6 +484,7 @@ nlohmann::json report_json(const search::Report &report,
   json.update(verdict_json(report, names));
   json.update(settings_json(names));
   json.update(findings_json(report, names));
+  json.update(verdict_lines_json(verdict_lines(report, names)));
   json["replay"] = nullptr;
   json["backtrace"] = nlohmann::json::array();
   for (const executor::Frame &frame : report.backtrace)
@@ -579,15 +527,36 @@ void print_backtrace(std::FILE *out, const std::vector<executor::Frame> &frames,
     fmt::print(out, "     ...\n");
 }
 
+namespace {
+
+// "NOT CONTROLLED: rdtsc (other): ...", "getrandom (syscall): seeded".
+std::string source_line(const executor::SourceInfo &info, executor::Via via,
+                        const std::string &control) {
+  return fmt::format("{}{} ({}): {}",
+                     info.controlled ? "" : "NOT CONTROLLED: ", info.name,
+                     via_name(via), control);
+}
+
+} // namespace
+
 void print_sources(std::FILE *out, const executor::Sources &sources) {
   fmt::print(out, "time and randomness:{}\n",
              sources == executor::Sources{} ? " none used" : "");
   for_each_used(sources, [&](const executor::SourceInfo &info,
                              executor::Via via, const std::string &control) {
-    fmt::print(out, "  {}{} ({}): {}\n",
-               info.controlled ? "" : "NOT CONTROLLED: ", info.name,
-               via_name(via), control);
+    fmt::print(out, "  {}\n", source_line(info, via, control));
   });
+}
+
+std::vector<std::string>
+uncontrolled_sources(const executor::Sources &sources) {
+  std::vector<std::string> lines;
+  for_each_used(sources, [&](const executor::SourceInfo &info,
+                             executor::Via via, const std::string &control) {
+    if (!info.controlled)
+      lines.push_back(source_line(info, via, control));
+  });
+  return lines;
 }
 
 nlohmann::json report_header() {
@@ -633,6 +602,9 @@ nlohmann::json error_json(const std::string &message) {
                           "coverage",
                           "snapshots",
                           "checked",
+                          "verdict_lines",
+                          "caveats",
+                          "qualified",
                           "replay"})
     json[key] = nullptr;
   return json;
@@ -685,29 +657,12 @@ std::FILE *JsonOutput::text_stream() const {
   return file_.to_stdout() ? stderr : stdout;
 }
 
-std::string abstraction_caveat(const search::Report &report,
-                               const StepNames &names) {
-  const std::string lossy = lossy_merges(report, names);
-  return lossy.empty() ? "" : "holds under the region abstraction: " + lossy;
-}
-
 void print_report(std::FILE *out, const search::Report &report,
                   const StepNames &names) {
-  const std::string counts = fmt::format(
-      "{} distinct states, {} dedup merges, {} transitions",
-      report.distinct_states, report.dedup_merges, report.transitions);
-  const bool holds =
-      !report.interrupted && report.verdict == search::Verdict::kHolds;
-  const std::string lossy = lossy_merges(report, names);
-  if (!lossy.empty() && holds)
-    fmt::print(out, "holds under the region abstraction: {}\n", lossy);
-  if (report.interrupted) {
-    fmt::print(out,
-               "interrupted: {} explored so far, up to depth {} (not "
-               "complete; no verdict)\n",
-               counts, report.max_depth);
-  } else if (report.verdict == search::Verdict::kViolated) {
-    fmt::print(out, "violated: {}\n", report.violation);
+  const VerdictLines verdict = verdict_lines(report, names);
+  for (const std::string &line : verdict.first)
+    fmt::print(out, "{}\n", line);
+  if (!report.interrupted && report.verdict == search::Verdict::kViolated) {
     print_backtrace(out, report.backtrace, 4);
     fmt::print(out, "shortest counterexample ({} step{}):\n",
                report.counterexample.size(),
@@ -715,22 +670,10 @@ void print_report(std::FILE *out, const search::Report &report,
     for (std::size_t i = 0; i < report.counterexample.size(); ++i)
       fmt::print(out, "  {}. {}\n", i + 1,
                  counterexample_step(report, names, i));
-    fmt::print(out, "found after {}\n", counts);
-  } else if (report.complete) {
-    fmt::print(out, "holds{}: {}; every reachable state explored (depth {})\n",
-               coverage_caveat(report, names), counts, report.max_depth);
-  } else {
-    fmt::print(out,
-               "holds up to depth {}{}{}: {} (search cut by a bound, not "
-               "complete)\n",
-               report.max_depth,
-               report.ticks_cut
-                   ? fmt::format(" and {} tick(s) per path", names.max_ticks)
-                   : "",
-               coverage_caveat(report, names), counts);
+    fmt::print(out, "found after {}\n", counts_text(report));
   }
-  if (!lossy.empty() && !holds)
-    fmt::print(out, "region abstraction: {}\n", lossy);
+  for (const std::string &line : verdict.caveats)
+    fmt::print(out, "{}\n", line);
   print_state_settings(out, report, names);
   print_coverage(out, report, names);
   print_sources(out, report.sources);

@@ -61,12 +61,6 @@ struct StepNames {
   unsigned jobs = 0; // the worker threads the search ran
 };
 
-// "holds under the region abstraction: 7 of 7 merges joined states that
-// differ elsewhere (first: heap chunk 5 (32 B)+24 'x' vs 'y', after paths
-// [send "x"] and [send "y"])", "" when no audited merge was lossy.
-[[nodiscard]] std::string abstraction_caveat(const search::Report &report,
-                                             const StepNames &names);
-
 // "regions", "process", "raw" or "path": --dedup's name of the state kind.
 [[nodiscard]] std::string_view state_name(executor::StateKind state);
 
@@ -97,6 +91,10 @@ void add_effects_json(nlohmann::json &step,
 void add_sources_json(nlohmann::json &report, const executor::Sources &sources);
 // The same as the "time and randomness:" section of a text report.
 void print_sources(std::FILE *out, const executor::Sources &sources);
+// "NOT CONTROLLED: rdtsc (other): ..." for each source used that cmc does
+// not control, as that section names it.
+[[nodiscard]] std::vector<std::string>
+uncontrolled_sources(const executor::Sources &sources);
 
 // A file an option writes (--json, --html): a path, "-" for stdout, ""
 // nowhere. The file is created when this is made, so a path that cannot be

@@ -10,12 +10,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <regex>
 #include <set>
+
+#include <fmt/format.h>
 
 #include "tests/integration/run_cmc.h"
 #include "util/escape.h"
@@ -92,6 +95,7 @@ Rendered render(const std::string &path, const TempDir &dir) {
                                 "--dump-dom",
                                 "file://" + path};
   std::vector<char *> argv;
+  argv.reserve(args.size() + 1);
   for (std::string &arg : args)
     argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -261,6 +265,23 @@ std::vector<std::string> changes_of(const nlohmann::json &replay) {
   return changes;
 }
 
+// The badge a holding check's report calls for: green only when nothing
+// qualifies it.
+std::string badge_of(const nlohmann::json &report) {
+  if (!report["qualified"].get<bool>())
+    return R"(<span class="verdict holds" id="verdict">holds</span>)";
+  return R"(<span class="verdict qualified" id="verdict">)" +
+         (report["complete"].get<bool>()
+              ? std::string("holds, with caveats")
+              : "holds up to depth " + report["max_depth"].dump()) +
+         "</span>";
+}
+
+// The text report's first line, as the DOM shows text.
+std::string headline_of(const std::string &text) {
+  return in_dom(text.substr(0, text.find('\n')));
+}
+
 std::vector<std::string> lock_check(const std::string &server,
                                     const TempDir &dir) {
   return {"check",        "-q",          "--json",
@@ -328,7 +349,8 @@ TEST(HtmlPage, AHoldingCheckShowsVerdictCountsAndGraphWithoutAChart) {
   if (!rendered.failure.empty())
     GTEST_SKIP() << rendered.failure;
   const std::string &dom = rendered.dom;
-  EXPECT_TRUE(has(dom, R"(<span class="verdict holds" id="verdict">holds)"));
+  EXPECT_TRUE(has(dom, badge_of(report))) << dom;
+  EXPECT_TRUE(has(dom, headline_of(check.out))) << dom;
   EXPECT_FALSE(has(dom, R"(id="chart")")) << dom;
   EXPECT_EQ(count_of(dom, R"(class="node")"), report["distinct_states"]);
   EXPECT_FALSE(has(dom, R"(id="violation")"));
@@ -342,6 +364,238 @@ TEST(HtmlPage, AHoldingCheckShowsVerdictCountsAndGraphWithoutAChart) {
         << name << " in " << dom;
   EXPECT_TRUE(has(dom, "&lt;i&gt;&amp;\\xff\\n")) << dom;
   EXPECT_FALSE(has(dom, "<i>"));
+}
+
+// The page of a check of a demo server with args, its text report and JSON
+// report beside it; rendered.failure says why the browser did not render.
+struct Page {
+  Outcome check;
+  std::string report_text; // the JSON report
+  Rendered rendered;
+  [[nodiscard]] nlohmann::json report() const {
+    return nlohmann::json::parse(report_text);
+  }
+};
+
+Page kv_page(const std::string &server, std::vector<std::string> args,
+             const TempDir &dir) {
+  std::vector<std::string> command{"check",        "-q",     "--json",
+                                   dir / "r.json", "--html", dir / "r.html"};
+  command.insert(command.end(), args.begin(), args.end());
+  command.insert(command.end(), {"--", demo(server), "7000"});
+  Page page;
+  page.check = run_cmc(command);
+  if (page.check.status != 0 && page.check.status != 1)
+    return page;
+  page.report_text = read_file(dir / "r.json");
+  expect_self_contained(read_file(dir / "r.html"));
+  page.rendered = render(dir / "r.html", dir);
+  return page;
+}
+
+// The caveats the page lists by its badge.
+std::vector<std::string> caveats_in(const std::string &dom) {
+  const std::size_t list = dom.find(R"(<ul class="caveats" id="caveats">)");
+  if (list == std::string::npos)
+    return {};
+  const std::string items = dom.substr(list, dom.find("</ul>", list) - list);
+  static const std::regex kItem("<li>([^<]*)</li>");
+  std::vector<std::string> caveats;
+  for (auto it = std::sregex_iterator(items.begin(), items.end(), kItem);
+       it != std::sregex_iterator(); ++it)
+    caveats.push_back((*it)[1]);
+  return caveats;
+}
+
+std::vector<std::string> in_dom(const nlohmann::json &lines) {
+  std::vector<std::string> shown_lines;
+  for (const nlohmann::json &line : lines)
+    shown_lines.push_back(in_dom(line.get<std::string>()));
+  return shown_lines;
+}
+
+// kv with the whole process as the state (no abstraction), its cells'
+// property, a complete search: green.
+TEST(HtmlPage, APlainCompleteHoldsIsGreen) {
+  const TempDir dir;
+  const Page page =
+      kv_page("kv",
+              {"-m", "SET a\\n", "-m", "SET b\\n", "--dedup", "process",
+               "--region", "cmc_state", "--invariant", "sticky"},
+              dir);
+  ASSERT_EQ(page.check.status, 0) << page.check.err;
+  const nlohmann::json report = page.report();
+  EXPECT_EQ(report["qualified"], false) << page.check.out;
+  EXPECT_EQ(report["caveats"], nlohmann::json::array());
+  const std::string headline = fmt::format(
+      "holds: {} distinct states, {} dedup merges, {} transitions; every "
+      "reachable state explored (depth {})",
+      report["distinct_states"].get<std::size_t>(),
+      report["dedup_merges"].get<std::size_t>(),
+      report["transitions"].get<std::size_t>(),
+      report["max_depth"].get<std::size_t>());
+  EXPECT_TRUE(page.check.out.starts_with(headline + "\n")) << page.check.out;
+  if (!page.rendered.failure.empty())
+    GTEST_SKIP() << page.rendered.failure;
+  const std::string &dom = page.rendered.dom;
+  EXPECT_TRUE(
+      has(dom, R"(<span class="verdict holds" id="verdict">holds</span>)"))
+      << dom;
+  EXPECT_TRUE(
+      has(dom, R"(<p class="headline" id="headline">)" + headline + "</p>"))
+      << dom;
+  EXPECT_EQ(caveats_in(dom), std::vector<std::string>{});
+  EXPECT_EQ(count_of(dom, R"(class="node")"), report["distinct_states"]);
+}
+
+// One cell of two as the region: states that differ in the other merge.
+TEST(HtmlPage, ALossyAbstractionIsNotGreen) {
+  const TempDir dir;
+  const Page page = kv_page("kv",
+                            {"-m", "SET a\\n", "-m", "SET b\\n", "--region",
+                             "cmc_state:1", "--invariant", "sticky"},
+                            dir);
+  ASSERT_EQ(page.check.status, 0) << page.check.err;
+  ASSERT_GT(page.report()["abstraction"]["lossy_merges"], 0) << page.check.out;
+  ASSERT_EQ(page.report()["complete"], true);
+  EXPECT_EQ(page.report()["qualified"], true);
+  if (!page.rendered.failure.empty())
+    GTEST_SKIP() << page.rendered.failure;
+  const std::string &dom = page.rendered.dom;
+  EXPECT_FALSE(has(dom, R"(<span class="verdict holds")")) << dom;
+  EXPECT_TRUE(has(dom, R"(<span class="verdict qualified" id="verdict">)"
+                       "holds, with caveats</span>"))
+      << dom;
+  const std::string headline = headline_of(page.check.out);
+  EXPECT_TRUE(has(headline, "holds under the region abstraction: "))
+      << headline;
+  EXPECT_TRUE(has(headline, " merges joined states that differ elsewhere"));
+  EXPECT_TRUE(has(dom, headline)) << dom;
+}
+
+// No invariant and no region: crashes, exits and hangs only, said by the
+// badge as the text says it.
+TEST(HtmlPage, ACheckWithoutAPropertySaysSo) {
+  const TempDir dir;
+  const Page page = kv_page("kv", {"-m", "SET a\\n", "-m", "SET b\\n"}, dir);
+  ASSERT_EQ(page.check.status, 0) << page.check.err;
+  const std::string caveat =
+      "no invariant and no property: checked crashes, exits and hangs only";
+  EXPECT_TRUE(has(page.check.out, "\n" + caveat + "\n")) << page.check.out;
+  EXPECT_EQ(page.report()["checked"], "crashes, exits and hangs only");
+  if (!page.rendered.failure.empty())
+    GTEST_SKIP() << page.rendered.failure;
+  const std::string &dom = page.rendered.dom;
+  EXPECT_TRUE(has(dom, R"(<span class="verdict qualified" id="verdict">)"
+                       "holds, with caveats</span>"))
+      << dom;
+  EXPECT_EQ(caveats_in(dom), in_dom(page.report()["caveats"]));
+  EXPECT_TRUE(std::ranges::count(caveats_in(dom), caveat) == 1) << dom;
+}
+
+TEST(HtmlPage, ABoundedCheckSaysItsBound) {
+  const TempDir dir;
+  const Page page =
+      kv_page("kv",
+              {"-m", "SET a\\n", "-m", "SET b\\n", "--region", "cmc_state",
+               "--invariant", "sticky", "--max-depth", "1"},
+              dir);
+  ASSERT_EQ(page.check.status, 0) << page.check.err;
+  EXPECT_TRUE(page.check.out.starts_with("holds up to depth 1: 3 distinct "
+                                         "states"))
+      << page.check.out;
+  if (!page.rendered.failure.empty())
+    GTEST_SKIP() << page.rendered.failure;
+  const std::string &dom = page.rendered.dom;
+  EXPECT_TRUE(has(dom, R"(<span class="verdict qualified" id="verdict">)"
+                       "holds up to depth 1</span>"))
+      << dom;
+  EXPECT_TRUE(has(dom, R"(<p class="headline" id="headline">)" +
+                           headline_of(page.check.out) + "</p>"))
+      << dom;
+}
+
+// Per level, the states, the transitions from them and the merges among
+// those, as the page's table lists them.
+std::vector<std::array<std::size_t, 4>> levels_in(const std::string &dom) {
+  static const std::regex kLevel(
+      R"(<tr><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td></tr>)");
+  const std::size_t table = dom.find(R"(<table id="levels">)");
+  if (table == std::string::npos)
+    return {};
+  const std::string rows =
+      dom.substr(table, dom.find("</table>", table) - table);
+  std::vector<std::array<std::size_t, 4>> levels;
+  for (auto it = std::sregex_iterator(rows.begin(), rows.end(), kLevel);
+       it != std::sregex_iterator(); ++it)
+    levels.push_back({std::stoul((*it)[1]), std::stoul((*it)[2]),
+                      std::stoul((*it)[3]), std::stoul((*it)[4])});
+  return levels;
+}
+
+// kv with each path its own state, 8 steps deep: 256 states at depth 8,
+// 511 in all, summarised on the page; --dot keeps every one.
+TEST(HtmlPage, AGraphTooWideToReadIsSummarised) {
+  const TempDir dir;
+  const Page page =
+      kv_page("kv",
+              {"-m", "SET a\\n", "-m", "SET b\\n", "--region", "cmc_state",
+               "--dedup", "path", "--max-depth", "8", "--dot", dir / "g.dot"},
+              dir);
+  ASSERT_EQ(page.check.status, 0) << page.check.err;
+  ASSERT_EQ(page.report()["distinct_states"], 511);
+  const std::string dot = read_file(dir / "g.dot");
+  EXPECT_EQ(count_of(dot, "[label=\"#"), 511U) << "--dot has every state";
+  if (!page.rendered.failure.empty())
+    GTEST_SKIP() << page.rendered.failure;
+  const std::string &dom = page.rendered.dom;
+  EXPECT_TRUE(has(dom, R"(<p id="graph-summary">511 states, up to 256 at )"
+                       "one depth: too wide"))
+      << dom;
+  std::vector<std::array<std::size_t, 4>> expected;
+  for (std::size_t depth = 0; depth <= 8; ++depth)
+    expected.push_back({depth, std::size_t{1} << depth,
+                        depth < 8 ? std::size_t{2} << depth : 0, 0});
+  EXPECT_EQ(levels_in(dom), expected);
+  // Nothing drawn without a counterexample: no node of the graph.
+  EXPECT_FALSE(has(dom, R"(id="graph")")) << dom;
+  EXPECT_EQ(count_of(dom, R"(class="node")"), 0U);
+}
+
+// kv_bug with each path its own state and 5 more messages (each answered
+// ERR) before SET b and SET a: 7 states at depth 1, and at depth 2 the 35
+// after X0 to X4 before the search reaches [SET b, SET a], too wide. Drawn:
+// the initial state, the 7 one step from it and the 7 one step from [SET
+// b] (the violating state among them), never the 35.
+TEST(HtmlPage, AWideGraphDrawsTheCounterexamplesNeighbourhood) {
+  const TempDir dir;
+  std::vector<std::string> args;
+  for (int i = 0; i < 5; ++i)
+    args.insert(args.end(), {"-m", "X" + std::to_string(i) + "\\n"});
+  args.insert(args.end(),
+              {"-m", "SET b\\n", "-m", "SET a\\n", "--region", "cmc_state",
+               "--invariant", "sticky", "--dedup", "path", "--max-depth", "2"});
+  const Page page = kv_page("kv_bug", args, dir);
+  ASSERT_EQ(page.check.status, 1) << page.check.err;
+  ASSERT_EQ(page.report()["counterexample"].size(), 2U);
+  if (!page.rendered.failure.empty())
+    GTEST_SKIP() << page.rendered.failure;
+  const std::string &dom = page.rendered.dom;
+  EXPECT_TRUE(has(dom, R"(<p id="graph-summary">)")) << dom;
+  const auto levels = levels_in(dom);
+  ASSERT_EQ(levels.size(), 3U) << dom;
+  EXPECT_EQ(levels[1][1], 7U);
+  EXPECT_GT(levels[2][1], 40U) << dom;
+  EXPECT_EQ(levels[0][1] + levels[1][1] + levels[2][1],
+            page.report()["distinct_states"]);
+  ASSERT_TRUE(has(dom, R"(<div class="figure graph" id="graph"><svg)"));
+  EXPECT_TRUE(has(dom, "drawn are the counterexample and the states one "
+                       "step from it"))
+      << dom;
+  const std::size_t nodes = count_of(dom, R"(class="node")");
+  const std::size_t after_x = std::size_t{5} * 7;
+  EXPECT_EQ(nodes, 1 + 7 + 7U) << dom;
+  EXPECT_EQ(nodes + after_x, page.report()["distinct_states"]) << dom;
 }
 
 TEST(HtmlPage, AFileThatCannotBeWrittenIsAUsageError) {

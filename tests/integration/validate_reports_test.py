@@ -26,13 +26,16 @@ ERROR_REPORT = {
     "bytes_hashed_per_state": None, "dead_bytes_per_state": None, "once": None, "preemptions": None, "threads": None,
     "masked": [],
     "restarts": 0, "coverage": None, "snapshots": None, "checked": None,
+    "verdict_lines": None, "caveats": None, "qualified": None,
     "backtrace": [], "sources": [], "uncontrolled": [], "replay": None,
 }
 # The same as a violation with a counterexample.
 VIOLATED_REPORT = dict(
     ERROR_REPORT, verdict="violated", error=None,
     violation="sticky: byte 1 of cmc_state went 01 -> 00",
-    counterexample=[{"send": "SET b\n"}, {"send": {"hex": "ff0a"}}])
+    counterexample=[{"send": "SET b\n"}, {"send": {"hex": "ff0a"}}],
+    verdict_lines=["violated: sticky: byte 1 of cmc_state went 01 -> 00"],
+    caveats=[], qualified=False)
 SCAN_REPORT = {
     "format_version": 1, "cmc_version": "0.25.0", "modules": [],
     "vdso_calls": None, "unscanned_sites": None, "sources": None,

@@ -61,6 +61,8 @@ json check_report(const std::string &verdict) {
     "tick": null, "max_ticks": 0, "seed": 0,
     "bounds": {"max_depth": null, "max_states": 100}, "jobs": 2,
     "state": "regions", "checked": "properties, crashes, exits and hangs",
+    "verdict_lines": ["holds: 4 distinct states, 5 dedup merges, 8 transitions"],
+    "caveats": [], "qualified": false,
     "snapshots": {"mode": "snapshot"}, "backtrace": [],
     "coverage": [{"message": 1, "client": "A", "send": "<i>&\n",
                   "transitions": 4, "read_whole": 4, "waits_in": null}],
@@ -68,9 +70,12 @@ json check_report(const std::string &verdict) {
                  "control": "virtual clock"}],
     "uncontrolled": [{"source": "rdtsc", "via": "other",
                       "control": "none"}],
-    "replay": {"command": ["build/demo/kv", "7000"], "clients": ["A"],
-               "regions": ["cmc_state"], "invariant": "sticky",
-               "properties": []}})");
+    "replay": {
+  "command" : [ "build/demo/kv", "7000" ],
+              "clients" : ["A"],
+                          "regions" : ["cmc_state"],
+                                      "invariant" : "sticky",
+                                                    "properties" : []}})");
   report["verdict"] = verdict;
   return report;
 }
@@ -85,6 +90,30 @@ TEST(HtmlReport, AHoldingCheckHasNoChart) {
   EXPECT_TRUE(has(page, "NOT CONTROLLED"));
   EXPECT_FALSE(has(page, "<svg"));
   EXPECT_FALSE(has(page, "<script"));
+}
+
+TEST(HtmlReport, AQualifiedHoldsIsNotGreen) {
+  json report = check_report("holds");
+  report["qualified"] = true;
+  report["caveats"] = {"NOT CONTROLLED: rdtsc (other): <none>"};
+  std::string page = html_report(report, nullptr, "");
+  EXPECT_TRUE(has(page, R"(<span class="verdict qualified" id="verdict">)"
+                        "holds, with caveats</span>"))
+      << page;
+  EXPECT_TRUE(has(page, R"(<p class="headline" id="headline">holds: 4 )"));
+  EXPECT_TRUE(has(page, R"(<ul class="caveats" id="caveats"><li>NOT )"
+                        "CONTROLLED: rdtsc (other): &lt;none&gt;</li></ul>"))
+      << page;
+  report["complete"] = false;
+  page = html_report(report, nullptr, "");
+  EXPECT_TRUE(has(page, R"(<span class="verdict qualified" id="verdict">)"
+                        "holds up to depth 2</span>"))
+      << page;
+  // A report that does not say is never taken for a plain holds.
+  report.erase("qualified");
+  report["complete"] = true;
+  page = html_report(report, nullptr, "");
+  EXPECT_FALSE(has(page, R"(class="verdict holds")")) << page;
 }
 
 TEST(SequenceChart, DrawsEachStepsArrowsAndChanges) {

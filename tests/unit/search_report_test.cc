@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/report/report.h"
+#include "app/report/verdict_lines.h"
 
 namespace cmc::app {
 namespace {
@@ -24,12 +25,18 @@ StepNames kv_names(executor::StateKind state) {
   return names;
 }
 
-search::Report lossy_report() {
+search::Report kv_holds() {
   search::Report report;
   report.distinct_states = 4;
   report.dedup_merges = 5;
   report.transitions = 8;
   report.max_depth = 2;
+  report.coverage = {{4, 4, ""}, {4, 4, ""}};
+  return report;
+}
+
+search::Report lossy_report() {
+  search::Report report = kv_holds();
   search::Abstraction abstraction;
   abstraction.merges = 5;
   abstraction.lossy_merges = 2;
@@ -164,6 +171,85 @@ TEST(CheckReport, EveryVerdictHasTheSameKeys) {
   EXPECT_EQ(keys_of(error), keys_of(holds));
   EXPECT_EQ(keys_of(report_json(violated, names)), keys_of(holds));
   EXPECT_EQ(keys_of(report_json(interrupted, names)), keys_of(holds));
+}
+
+// A complete search of every message read, with a property and nothing
+// uncontrolled: one line, no caveat, not qualified.
+TEST(VerdictLines, APlainHoldsHasNoCaveat) {
+  const VerdictLines lines =
+      verdict_lines(kv_holds(), kv_names(executor::StateKind::kRegions));
+  EXPECT_EQ(lines.first,
+            std::vector<std::string>{
+                "holds: 4 distinct states, 5 dedup merges, 8 transitions; "
+                "every reachable state explored (depth 2)"});
+  EXPECT_TRUE(lines.caveats.empty());
+  EXPECT_FALSE(lines.qualified);
+}
+
+// What the text says right after the verdict, the JSON carries: the same
+// lines in the same order.
+TEST(VerdictLines, TheTextAndTheJsonSayTheSameCaveats) {
+  StepNames names = kv_names(executor::StateKind::kRegions);
+  names.no_property = true;
+  names.max_states = 4;
+  search::Report report = kv_holds();
+  report.complete = false;
+  report.coverage[1] = {4, 1, "read"};
+  report.masked = {"stamp+0"};
+  report.restarts = 1;
+  report.sources.note(executor::Source::kRdtscUncontrolled,
+                      executor::Via::kOther);
+  const VerdictLines lines = verdict_lines(report, names);
+  EXPECT_TRUE(lines.qualified);
+  ASSERT_EQ(lines.caveats.size(), 5U);
+  EXPECT_EQ(lines.caveats[0], "no invariant and no property: checked "
+                              "crashes, exits and hangs only");
+  EXPECT_EQ(lines.caveats[1], "--max-states 4: states beyond the first 4 "
+                              "were neither kept nor explored");
+  EXPECT_EQ(lines.caveats[2], "message 2 was read whole in only 1 of 4 "
+                              "transitions: the target waited in read");
+  EXPECT_TRUE(lines.caveats[3].starts_with("masked volatile bytes: stamp+0"));
+  EXPECT_TRUE(lines.caveats[4].starts_with("NOT CONTROLLED: rdtsc"))
+      << lines.caveats[4];
+  std::string expected = "holds up to depth 2: 4 distinct states, 5 dedup "
+                         "merges, 8 transitions (search cut by a bound, not "
+                         "complete)\n";
+  for (const std::string &caveat : lines.caveats)
+    expected += caveat + "\n";
+  EXPECT_TRUE(printed(report, names).starts_with(expected))
+      << printed(report, names);
+  const nlohmann::json json = report_json(report, names);
+  EXPECT_EQ(json["verdict_lines"], lines.first);
+  EXPECT_EQ(json["caveats"], lines.caveats);
+  EXPECT_EQ(json["qualified"], true);
+}
+
+// A message never read qualifies a holds in its first line; a lossy
+// abstraction is the first line; neither is a caveat of its own then.
+TEST(VerdictLines, FirstLinesQualifyAHoldsToo) {
+  const StepNames names = kv_names(executor::StateKind::kRegions);
+  search::Report unread = kv_holds();
+  unread.coverage[1] = {4, 0, "clock_nanosleep"};
+  const VerdictLines lines = verdict_lines(unread, names);
+  EXPECT_TRUE(lines.qualified);
+  EXPECT_TRUE(lines.caveats.empty());
+  EXPECT_EQ(lines.first.at(0),
+            "holds, but message 2 was never read: the target waited in "
+            "clock_nanosleep: 4 distinct states, 5 dedup merges, 8 "
+            "transitions; every reachable state explored (depth 2)");
+  const VerdictLines lossy = verdict_lines(lossy_report(), names);
+  EXPECT_TRUE(lossy.qualified);
+  EXPECT_EQ(lossy.first.at(0), kLossyLine);
+  EXPECT_TRUE(lossy.caveats.empty());
+  search::Report violated = lossy_report();
+  violated.verdict = search::Verdict::kViolated;
+  violated.violation = "sticky: byte 1 of cmc_state went 01 -> 00";
+  const VerdictLines broken = verdict_lines(violated, names);
+  EXPECT_FALSE(broken.qualified);
+  EXPECT_EQ(broken.first,
+            std::vector<std::string>{"violated: " + violated.violation});
+  ASSERT_EQ(broken.caveats.size(), 1U);
+  EXPECT_TRUE(broken.caveats[0].starts_with("region abstraction: 2 of 5"));
 }
 
 } // namespace
