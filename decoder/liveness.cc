@@ -564,7 +564,10 @@ Liveness analyse_liveness(const MemoryReader &read, std::uint64_t rip,
                           int arguments) {
   Code code(read, rip);
   Liveness liveness;
-  const Graph graph = build_graph(code, rip);
+  // int 0x80 and sysenter enter the kernel's 32-bit calls, which take
+  // other registers and keep rcx and r11.
+  const bool after_syscall = code.at(rip - 2).starts_with("\x0f\x05");
+  const Graph graph = after_syscall ? build_graph(code, rip) : Graph{};
   liveness.code = code.take();
   if (graph.empty())
     return liveness;
