@@ -38,13 +38,12 @@ constexpr std::uint32_t kEveryRegister = (bit(kStatusFlags) << 1) - 1;
 constexpr std::uint32_t kReturnLive =
     bit(kRax) | bit(kRdx) | bit(kRsp) | bit(kRbx) | bit(kRbp) | 0xf000;
 // A call reads the argument registers, rax (the vector registers a
-// variadic callee takes) and rsp, and may change every caller-saved one.
+// variadic callee takes) and rsp. It is not taken to write the
+// caller-saved ones: a compiler that sees the callee's body (GCC's
+// -fipa-ra) keeps values in those the callee leaves alone.
 constexpr std::uint32_t kCallReads = bit(kRdi) | bit(kRsi) | bit(kRdx) |
                                      bit(kRcx) | bit(kR8) | bit(kR9) |
                                      bit(kRax) | bit(kRsp);
-constexpr std::uint32_t kCallClobbers =
-    bit(kRax) | bit(kRcx) | bit(kRdx) | bit(kRsi) | bit(kRdi) | bit(kR8) |
-    bit(kR9) | bit(kR10) | bit(kR11) | bit(kStatusFlags);
 // The kernel's system call arguments, in order.
 constexpr std::array<int, 6> kArguments{kRdi, kRsi, kRdx, kR10, kR8, kR9};
 // What the kernel writes at a system call's return: the result, and the
@@ -413,7 +412,7 @@ std::uint32_t live_in(const Step &step, std::uint32_t out) {
   case Flow::kReturn:
     return step.reads | kReturnLive;
   case Flow::kCall:
-    return step.reads | kCallReads | (out & ~kCallClobbers);
+    return step.reads | kCallReads | out;
   case Flow::kSyscall:
     return step.reads | bit(kRax) | argument_bits(6) | (out & ~kSyscallWrites);
   default:
@@ -564,7 +563,10 @@ Liveness analyse_liveness(const MemoryReader &read, std::uint64_t rip,
                           int arguments) {
   Code code(read, rip);
   Liveness liveness;
-  const Graph graph = build_graph(code, rip);
+  // int 0x80 and sysenter enter the kernel's 32-bit calls, which take
+  // other registers and keep rcx and r11.
+  const bool after_syscall = code.at(rip - 2).starts_with("\x0f\x05");
+  const Graph graph = after_syscall ? build_graph(code, rip) : Graph{};
   liveness.code = code.take();
   if (graph.empty())
     return liveness;

@@ -48,9 +48,9 @@ struct Liveness {
   std::vector<std::pair<std::int64_t, std::string>> code;
 };
 
-// The liveness at a thread waiting at rip (just after its `syscall`) in
-// a system call that reads its first `arguments` argument registers
-// (rdi, rsi, rdx, r10, r8, r9).
+// The liveness at a thread waiting at rip (just after its `syscall`; after
+// anything else everything is live) in a system call that reads its first
+// `arguments` argument registers (rdi, rsi, rdx, r10, r8, r9).
 [[nodiscard]] Liveness analyse_liveness(const MemoryReader &read,
                                         std::uint64_t rip, int arguments);
 

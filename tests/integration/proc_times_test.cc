@@ -58,8 +58,10 @@ TEST_F(ProcTimes, EveryRunAtEveryJobsGivesTheSameReport) {
     EXPECT_EQ(counts, *first) << "-j " << jobs;
   }
   // Every state explored, the same counts in every run: the times SET b
-  // reads are the same in every run of a path.
-  EXPECT_EQ(*first, nlohmann::json::parse("[9, 10, 18]"));
+  // reads are the same in every run of a path. kv's 5, 6, 10 (its read
+  // buffer on its stack holds the last message): what SET b's reads of
+  // /proc left in the red zone of the wait is dead (9, 10, 18 with it).
+  EXPECT_EQ(*first, nlohmann::json::parse("[5, 6, 10]"));
 }
 
 } // namespace

@@ -6,6 +6,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <string_view>
 
 namespace cmc::decoder {
 namespace {
@@ -36,16 +37,26 @@ std::uint32_t bits(std::initializer_list<int> registers) {
   return mask;
 }
 
-Liveness analyse(std::initializer_list<unsigned char> code, int arguments) {
-  const std::string bytes(code.begin(), code.end());
+// Two pages of memory, zero but for the instruction before kRip and code
+// at kRip; nothing readable around them.
+Liveness analyse_after(std::string_view before,
+                       std::initializer_list<unsigned char> code,
+                       int arguments) {
+  constexpr std::uint64_t kStart = kRip - 0x1000;
+  std::string memory(0x2000, '\0');
+  memory.replace(kRip - kStart - before.size(), before.size(), before);
+  memory.replace(kRip - kStart, code.size(),
+                 std::string(code.begin(), code.end()));
   const MemoryReader read = [&](std::uint64_t address, std::size_t length) {
-    if (address >= kRip + bytes.size() || address + length <= kRip)
+    if (address < kStart || address >= kStart + memory.size())
       return std::string();
-    const std::uint64_t from = std::max(address, kRip);
-    const std::uint64_t end = std::min(address + length, kRip + bytes.size());
-    return std::string(bytes.substr(from - kRip, end - from));
+    return memory.substr(address - kStart, length);
   };
   return analyse_liveness(read, kRip, arguments);
+}
+
+Liveness analyse(std::initializer_list<unsigned char> code, int arguments) {
+  return analyse_after("\x0f\x05", code, arguments); // syscall
 }
 
 // glibc's read(): syscall; cmp rax,-4096; ja error; ret; error: mov rax,-1;
@@ -107,21 +118,30 @@ TEST(Liveness, IndirectJumpKeepsEverythingLive) {
 }
 
 TEST(Liveness, UnreadableCodeKeepsEverythingLive) {
-  // ja to past the end of the code
-  const Liveness liveness = analyse({0x77, 0x40, 0xc3}, 0);
+  // ja to the end of the readable memory
+  const Liveness liveness =
+      analyse({0x0f, 0x87, 0xfa, 0x0f, 0x00, 0x00, 0xc3}, 0);
   EXPECT_FALSE(liveness.analysed);
   EXPECT_EQ(liveness.red_zone_read, kRedZone);
 }
 
-TEST(Liveness, CallClobbersCallerSavedAndKeepsItsFrame) {
+TEST(Liveness, AfterInt80EverythingIsLive) {
+  // int 0x80 keeps rcx and r11: ret
+  const Liveness liveness = analyse_after("\xcd\x80", {0xc3}, 0);
+  EXPECT_FALSE(liveness.analysed);
+  EXPECT_EQ(liveness.dead, 0U);
+}
+
+TEST(Liveness, CallKeepsWhatItsCallerReadsAfterAndItsFrame) {
   // sub rsp,16; call +0x10; mov rax,r10; add rsp,16; ret
   const Liveness liveness =
       analyse({0x48, 0x83, 0xec, 0x10, 0xe8, 0x10, 0x00, 0x00, 0x00, 0x4c, 0x89,
                0xd0, 0x48, 0x83, 0xc4, 0x10, 0xc3},
               0);
   ASSERT_TRUE(liveness.analysed);
-  // r10 is read only after the call, which may change it.
-  EXPECT_NE(liveness.dead & bits({kR10}), 0U);
+  // r10 is read after the call, which may leave it as it is.
+  EXPECT_EQ(liveness.dead & bits({kR10}), 0U);
+  EXPECT_NE(liveness.dead & bits({kR11}), 0U);
   // The call reads its argument registers.
   EXPECT_EQ(liveness.dead & bits({kRdi, kRsi, kRdx, kR8, kR9, kRbx, kR12}), 0U);
   // The caller's frame below the wait's stack pointer survives the call.
