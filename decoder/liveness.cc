@@ -407,10 +407,12 @@ Graph build_graph(Code &code, std::uint64_t rip) {
   return graph;
 }
 
-std::uint32_t live_in(const Step &step, std::uint32_t out) {
+// live_at_return: the registers live after a `ret`.
+std::uint32_t live_in(const Step &step, std::uint32_t out,
+                      std::uint32_t live_at_return) {
   switch (step.flow) {
   case Flow::kReturn:
-    return step.reads | kReturnLive;
+    return step.reads | live_at_return;
   case Flow::kCall:
     return step.reads | kCallReads | out;
   case Flow::kSyscall:
@@ -422,7 +424,8 @@ std::uint32_t live_in(const Step &step, std::uint32_t out) {
 
 // Backward dataflow to a fixpoint: the registers live before each
 // instruction.
-std::uint32_t live_registers(const Graph &graph, std::uint64_t rip) {
+std::uint32_t live_registers(const Graph &graph, std::uint64_t rip,
+                             std::uint32_t live_at_return) {
   std::map<std::uint64_t, std::uint32_t> live;
   for (bool changed = true; changed;) {
     changed = false;
@@ -430,7 +433,7 @@ std::uint32_t live_registers(const Graph &graph, std::uint64_t rip) {
       std::uint32_t out = 0;
       for (const std::uint64_t next : successors(step))
         out |= live[next];
-      const std::uint32_t in = live_in(step, out);
+      const std::uint32_t in = live_in(step, out, live_at_return);
       if (in != live[address]) {
         live[address] = in;
         changed = true;
@@ -479,6 +482,9 @@ public:
   [[nodiscard]] bool all() const { return all_; }
   [[nodiscard]] std::uint64_t below() const { return below_; }
   [[nodiscard]] std::optional<std::uint64_t> reach() const { return reach_; }
+  [[nodiscard]] std::optional<std::int64_t> return_slot() const {
+    return all_ || slot_lost_ ? std::nullopt : return_slot_;
+  }
 
 private:
   void reach(std::uint64_t distance) {
@@ -515,6 +521,10 @@ private:
   bool all_ = false;
   std::uint64_t below_ = 0;
   std::optional<std::uint64_t> reach_;
+  // rsp's offset at the returns seen; lost at a return where it is not
+  // known or differs, and at a call (the walk does not follow it).
+  std::optional<std::int64_t> return_slot_;
+  bool slot_lost_ = false;
 };
 
 void RedZoneReads::step(Position at, std::vector<Position> &work) {
@@ -523,9 +533,13 @@ void RedZoneReads::step(Position at, std::vector<Position> &work) {
     this->load(at, load);
   if (step.reads_top)
     read_at(at, 0);
-  if (step.flow == Flow::kReturn)
+  if (step.flow == Flow::kReturn) {
+    slot_lost_ |= !at.known || (return_slot_ && *return_slot_ != at.offset);
+    return_slot_ = at.offset;
     return;
+  }
   if (step.flow == Flow::kCall) {
+    slot_lost_ = true;
     // The callee may write anything below the stack pointer of the call:
     // the frame above it is the caller's, and what the callee reads
     // through the registers is bounded as any other read.
@@ -571,15 +585,21 @@ Liveness analyse_liveness(const MemoryReader &read, std::uint64_t rip,
   if (graph.empty())
     return liveness;
   liveness.analysed = true;
-  const std::uint32_t live = (live_registers(graph, rip) & ~kSyscallWrites) |
-                             argument_bits(arguments) | bit(kRsp);
-  liveness.dead = kEveryRegister & ~live;
+  const auto dead_with = [&](std::uint32_t live_at_return) {
+    const std::uint32_t live =
+        (live_registers(graph, rip, live_at_return) & ~kSyscallWrites) |
+        argument_bits(arguments) | bit(kRsp);
+    return kEveryRegister & ~live;
+  };
+  liveness.dead = dead_with(kEveryRegister & ~bit(kStatusFlags));
+  liveness.dead_returning_elsewhere = dead_with(kReturnLive);
   RedZoneReads red_zone(graph);
   red_zone.run(rip, arguments);
   if (!red_zone.all()) {
     liveness.red_zone_read = red_zone.below();
     liveness.reach = red_zone.reach();
   }
+  liveness.return_slot = red_zone.return_slot();
   return liveness;
 }
 

@@ -31,7 +31,19 @@ struct Liveness {
   // decode, too much code): every register and byte is live.
   bool analysed = false;
   // Registers (and status flags) no execution reads before writing them.
+  // Whoever called the function: only what the code after the wait (or
+  // the kernel) writes before reading it, and the status flags at its
+  // return. A caller in the same file may keep values in caller-saved
+  // registers the function leaves alone (GCC's -fipa-ra).
   std::uint32_t dead = 0;
+  // When the function returns to code of another file, which cannot know
+  // what it leaves alone: the System V ABI's caller-saved registers die
+  // at the return too.
+  std::uint32_t dead_returning_elsewhere = 0;
+  // Where the return address is at every `ret` of the code: its offset
+  // from the stack pointer at the wait (none when the paths disagree or
+  // lose track of rsp).
+  std::optional<std::int64_t> return_slot;
   // The bytes just below the stack pointer the code may read through it:
   // [rsp - red_zone_read, rsp) is live, the rest of the red zone dead.
   std::uint64_t red_zone_read = kRedZone;

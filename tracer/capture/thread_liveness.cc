@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <tuple>
 
 #include "tracer/process/ptrace_unsafe.h"
 #include "tracer/syscalls/syscall_table.h"
@@ -45,6 +47,49 @@ const decoder::Mapping *mapping_at(std::span<const decoder::Mapping> maps,
   if (found == maps.begin() || address >= std::prev(found)->end)
     return nullptr;
   return &*std::prev(found);
+}
+
+// The word at address in the image's memory, where it was read.
+std::optional<std::uint64_t> word_at(const decoder::ProcessImage &image,
+                                     std::uint64_t address) {
+  for (const decoder::MemorySegment &segment : image.memory)
+    if (address >= segment.address &&
+        address + 8 <= segment.address + segment.bytes.size()) {
+      std::uint64_t value = 0;
+      std::memcpy(&value, segment.bytes.data() + (address - segment.address),
+                  8);
+      return value;
+    }
+  return std::nullopt;
+}
+
+// The file of an executable mapping at address, as (device, inode).
+std::optional<std::tuple<std::uint32_t, std::uint32_t, std::uint64_t>>
+code_file_at(std::span<const decoder::Mapping> maps, std::uint64_t address) {
+  const decoder::Mapping *mapping = mapping_at(maps, address);
+  if (mapping == nullptr || mapping->inode == 0 ||
+      mapping->perms.find('x') == std::string::npos)
+    return std::nullopt;
+  return std::tuple(mapping->dev_major, mapping->dev_minor, mapping->inode);
+}
+
+// The registers of a waiting thread no code reads before writing them:
+// with the ABI's rule at the return when the function returns into the
+// code of another file (the return address at its return_slot).
+std::uint32_t dead_registers(const decoder::Liveness &liveness,
+                             std::span<const decoder::Mapping> maps,
+                             const decoder::ProcessImage &image,
+                             const user_regs_struct &registers) {
+  if (!liveness.return_slot)
+    return liveness.dead;
+  const auto return_address = word_at(
+      image, registers.rsp + static_cast<std::uint64_t>(*liveness.return_slot));
+  const auto callee = code_file_at(maps, registers.rip);
+  const auto caller =
+      return_address ? code_file_at(maps, *return_address) : std::nullopt;
+  return callee && caller && *callee != *caller
+             ? liveness.dead_returning_elsewhere
+             : liveness.dead;
 }
 
 // Whether the code the result was computed from is still there.
@@ -137,7 +182,7 @@ void ThreadLiveness::apply(pid_t pid, std::span<const decoder::Mapping> maps,
     found[t] = &liveness_at(pid, maps, thread.registers);
     if (!found[t]->analysed)
       continue;
-    thread.dead = found[t]->dead;
+    thread.dead = dead_registers(*found[t], maps, image, thread.registers);
     image.dead_register_bytes +=
         kRegisterBytes *
         static_cast<std::size_t>(
