@@ -1,5 +1,6 @@
 #include "app/cli/path_replay.h"
 
+#include <optional>
 #include <span>
 
 #include "app/cli/target_setup.h"
@@ -33,7 +34,26 @@ tracer::TargetRun start_observed(const tracer::TargetSpec &spec,
 struct Seen {
   std::vector<std::vector<std::byte>> states;
   std::vector<std::vector<std::string>> received;
+  // With a whole-process state: the last state, by name.
+  std::optional<ShownState> shown;
+  tracer::ProcessCapture capture;
 };
+
+// Reads the whole process into seen.shown (when it is the state); the
+// lines of what changed since the state before.
+std::vector<std::string> read_shown(const tracer::TargetSpec &spec,
+                                    const tracer::TargetRun &run, Seen &seen) {
+  if (!whole_process(spec))
+    return {};
+  auto now = read_named_state(spec, run, seen.capture);
+  if (!now)
+    cannot_check(now.error().message);
+  std::vector<std::string> lines;
+  if (seen.shown)
+    lines = state_changes(*seen.shown, *now);
+  seen.shown = std::move(*now);
+  return lines;
+}
 
 nlohmann::json outcome_json(const tracer::TargetSpec &spec, const Step &step,
                             const std::string &tick,
@@ -46,6 +66,7 @@ nlohmann::json outcome_json(const tracer::TargetSpec &spec, const Step &step,
   add_effects_json(json, outcome.effects);
   json["replies"] = replies_json(spec, outcome.received);
   json["changes"] = changes_json(outcome.changes);
+  json["state_changes"] = outcome.state_changes;
   return json;
 }
 
@@ -77,6 +98,7 @@ StepOutcome take_step(tracer::TargetRun &run, tracer::SyscallTrace &trace,
   outcome.changes =
       changes_of(layout_of(spec.regions), seen.states.back(), *after);
   seen.states.push_back(std::move(*after));
+  outcome.state_changes = read_shown(spec, run, seen);
   return outcome;
 }
 
@@ -97,6 +119,7 @@ PathReplay replay_path(const tracer::TargetSpec &spec,
     seen.states.push_back(std::move(*initial));
   else
     cannot_check(initial.error().message);
+  (void)read_shown(spec, run, seen);
   for (std::size_t i = 0; i < actions.size(); ++i) {
     watcher.stepping(i);
     const StepOutcome outcome =

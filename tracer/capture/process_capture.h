@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -42,6 +43,8 @@ public:
     std::string name; // the file's base name
     std::vector<decoder::Symbol> sections;
     std::vector<decoder::LoadSegment> loads;
+    // Its data objects, for naming the sections' bytes.
+    std::shared_ptr<const std::vector<decoder::Symbol>> objects;
   };
   [[nodiscard]] const FileLayout &layout_of(const decoder::Mapping &mapping);
 
