@@ -122,7 +122,8 @@ std::uint8_t NamedState::nibble(const StatePiece &piece,
 }
 
 bool NamedState::is_pointer(const StatePiece &piece, std::size_t offset) const {
-  return offset + 8 <= piece.size && (nibble(piece, offset / 8) & kPointerBits);
+  return offset + 8 <= piece.size &&
+         (nibble(piece, offset / 8) & kPointerBits) != 0;
 }
 
 WordValue NamedState::word(const StatePiece &piece, std::size_t offset) const {
@@ -142,7 +143,8 @@ WordValue NamedState::word(const StatePiece &piece, std::size_t offset) const {
     value.kind =
         number == 0 ? WordValue::Kind::kFreed : WordValue::Kind::kChunk;
     value.number = number;
-    if (number != 0 && number <= chunks_.size() && chunks_[number - 1])
+    if (number != 0 && number <= chunks_.size() &&
+        chunks_[number - 1] != nullptr)
       value.value = chunks_[number - 1]->address;
     return value;
   }
@@ -168,7 +170,8 @@ std::string NamedState::target_text(const WordValue &value) const {
   case WordValue::Kind::kMapping:
     break;
   }
-  if (const auto *target = piece(value.mapping); target && target->symbols) {
+  if (const auto *target = piece(value.mapping);
+      target != nullptr && target->symbols) {
     std::size_t into = 0;
     if (const auto *symbol = symbol_at(*target, value.offset, into))
       return fmt::format("{}{}{}", symbol->name, plus(into), mangled);
@@ -177,7 +180,7 @@ std::string NamedState::target_text(const WordValue &value) const {
 }
 
 const Symbol *NamedState::symbol_at(const StatePiece &piece, std::size_t offset,
-                                    std::size_t &into) const {
+                                    std::size_t &into) {
   if (!piece.symbols)
     return nullptr;
   const std::uint64_t address = piece.link_address + offset;
@@ -210,7 +213,7 @@ std::string NamedState::preview_item(const StatePiece &piece, std::size_t &pos,
   if (printable(data[pos])) {
     while (stop < end && printable(data[stop]) && (stop == pos || plain(stop)))
       ++stop;
-    const auto text = quoted(data.subspan(pos, stop - pos));
+    auto text = quoted(data.subspan(pos, stop - pos));
     pos = stop;
     return text;
   }
@@ -224,7 +227,7 @@ std::string NamedState::preview_item(const StatePiece &piece, std::size_t &pos,
   while (stop < word_end && !printable(data[stop]) &&
          data[stop] != std::byte{0})
     ++stop;
-  const auto text = hex_bytes(data.subspan(pos, stop - pos));
+  auto text = hex_bytes(data.subspan(pos, stop - pos));
   pos = stop;
   return text;
 }

@@ -56,9 +56,8 @@ public:
   [[nodiscard]] std::string target_text(const WordValue &value) const;
   // The data object that holds byte offset of piece, and the byte's
   // offset in it; nullptr when none does.
-  [[nodiscard]] const Symbol *symbol_at(const StatePiece &piece,
-                                        std::size_t offset,
-                                        std::size_t &into) const;
+  [[nodiscard]] static const Symbol *
+  symbol_at(const StatePiece &piece, std::size_t offset, std::size_t &into);
   // Bytes [begin, end) of piece, short: text quoted, pointers as
   // "&chunk 2", zero stretches as 0, other bytes in hex; at most
   // max_items items, then "...".

@@ -51,14 +51,14 @@ struct Pair {
 // The data object holding offset, as an index to tell runs apart.
 const Symbol *symbol_of(const Pair &pair, std::size_t offset) {
   std::size_t into = 0;
-  return pair.after.symbol_at(pair.b, offset, into);
+  return NamedState::symbol_at(pair.b, offset, into);
 }
 
 // "cells+0" in a section with data objects, else "+0x10" or "+8" after
 // the piece's name; the line's text before the values.
 std::string place(const Pair &pair, std::size_t offset) {
   std::size_t into = 0;
-  if (const auto *symbol = pair.after.symbol_at(pair.b, offset, into))
+  if (const auto *symbol = NamedState::symbol_at(pair.b, offset, into))
     return fmt::format("{}: {}+{}", pair.b.name, symbol->name, into);
   if (chunk_number(pair.b.name) != 0)
     return fmt::format("{}+{}:", short_name(pair.b.name), offset);
@@ -108,7 +108,7 @@ std::string run_line(const Pair &pair, std::size_t begin, std::size_t end) {
     std::size_t low = 0;
     std::size_t high = std::min(a.size(), b.size());
     std::size_t into = 0;
-    if (const auto *symbol = pair.after.symbol_at(pair.b, begin, into)) {
+    if (const auto *symbol = NamedState::symbol_at(pair.b, begin, into)) {
       low = begin - into;
       high = std::min(high, low + symbol->size);
     }
@@ -222,14 +222,16 @@ void diff_fd(const Pair &pair, std::vector<std::string> &out) {
     out.push_back(fmt::format("{} flags {:o} -> {:o}", pair.b.name, was, now));
   if (const auto [was, now] = word(1); was != now)
     out.push_back(fmt::format("{} position {} -> {}", pair.b.name, was, now));
+  // The watch words: from the count's word to the kind.
   const auto watches = [](const NamedState &state, const StatePiece &piece) {
     const auto bytes = state.bytes(piece);
-    return std::vector<std::byte>(
-        bytes.begin() + 24,
-        bytes.begin() + static_cast<long>(std::min(
-                            bytes.size(), (4 + fd_word(state, piece, 3)) * 8)));
+    const std::size_t end =
+        std::min(bytes.size(), (4 + fd_word(state, piece, 3)) * 8);
+    return bytes.subspan(std::min<std::size_t>(24, end),
+                         end - std::min<std::size_t>(24, end));
   };
-  if (watches(pair.before, pair.a) != watches(pair.after, pair.b))
+  if (!std::ranges::equal(watches(pair.before, pair.a),
+                          watches(pair.after, pair.b)))
     out.push_back(fmt::format("{} watches {} -> {} descriptors", pair.b.name,
                               fd_word(pair.before, pair.a, 3) / 3,
                               fd_word(pair.after, pair.b, 3) / 3));

@@ -3,6 +3,8 @@
 #include <optional>
 #include <span>
 
+#include <fmt/format.h>
+
 #include "app/cli/target_setup.h"
 #include "tracer/sandbox/network_namespace.h"
 #include "util/user_error.h"
@@ -55,6 +57,18 @@ std::vector<std::string> read_shown(const tracer::TargetSpec &spec,
   return lines;
 }
 
+// A line of state_changes as valid JSON text: the bytes of a file name or
+// a symbol that are not ASCII written \xHH.
+std::string ascii(const std::string &line) {
+  std::string text;
+  for (const char c : line)
+    if (static_cast<unsigned char>(c) < 0x80)
+      text += c;
+    else
+      text += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+  return text;
+}
+
 nlohmann::json outcome_json(const tracer::TargetSpec &spec, const Step &step,
                             const std::string &tick,
                             const StepOutcome &outcome) {
@@ -66,7 +80,9 @@ nlohmann::json outcome_json(const tracer::TargetSpec &spec, const Step &step,
   add_effects_json(json, outcome.effects);
   json["replies"] = replies_json(spec, outcome.received);
   json["changes"] = changes_json(outcome.changes);
-  json["state_changes"] = outcome.state_changes;
+  json["state_changes"] = nlohmann::json::array();
+  for (const std::string &line : outcome.state_changes)
+    json["state_changes"].push_back(ascii(line));
   return json;
 }
 
