@@ -33,7 +33,7 @@ protected:
   }
   // cmc check's JSON report on kv_bug, in report.json.
   std::string bug_report() {
-    const std::string report = path("report.json");
+    std::string report = path("report.json");
     const Outcome check =
         run_cmc({"check", "-q", "-m", "SET a\\n", "-m", "SET b\\n", "--region",
                  "cmc_state", "--invariant", "sticky", "--json", report, "--",
