@@ -92,6 +92,7 @@ Rendered render(const std::string &path, const TempDir &dir) {
                                 "--dump-dom",
                                 "file://" + path};
   std::vector<char *> argv;
+  argv.reserve(args.size() + 1);
   for (std::string &arg : args)
     argv.push_back(arg.data());
   argv.push_back(nullptr);
