@@ -81,11 +81,24 @@ PieceBytes CanonicalBytes::add_named(std::string_view name, std::uint64_t extra,
 }
 
 PieceBytes CanonicalBytes::add_chunk(std::size_t number,
-                                     std::span<const std::byte> bytes) {
+                                     std::span<const std::byte> bytes,
+                                     std::uint64_t address) {
   const auto name =
       names_ ? fmt::format("heap chunk {} ({} B)", number, bytes.size())
              : std::string();
-  return append(kChunkPiece, bytes.size(), name, 0, bytes);
+  auto piece = append(kChunkPiece, bytes.size(), name, 0, bytes);
+  if (names_)
+    pieces_.back().address = address;
+  return piece;
+}
+
+void CanonicalBytes::name_symbols(
+    std::shared_ptr<const std::vector<Symbol>> symbols,
+    std::uint64_t link_address) {
+  if (!names_ || pieces_.empty())
+    return;
+  pieces_.back().symbols = std::move(symbols);
+  pieces_.back().link_address = link_address;
 }
 
 void CanonicalBytes::mark_thread_ids(PieceBytes piece,

@@ -60,8 +60,9 @@ public:
   // A piece named name; extra is hashed with it (a raw segment's address).
   PieceBytes add_named(std::string_view name, std::uint64_t extra,
                        std::span<const std::byte> bytes);
-  // Heap chunk number (from 1) of usable_size bytes.
-  PieceBytes add_chunk(std::size_t number, std::span<const std::byte> bytes);
+  // Heap chunk number (from 1) of usable_size bytes at address.
+  PieceBytes add_chunk(std::size_t number, std::span<const std::byte> bytes,
+                       std::uint64_t address);
 
   // Each thread's id in its thread control block (glibc's struct pthread,
   // at fs_base) becomes the thread's number where the piece, the bytes of
@@ -70,6 +71,11 @@ public:
   // one is no evidence of an id). Ids the program copied elsewhere (a
   // stored getpid()) stay as they are: volatile bytes, named as such.
   void mark_thread_ids(PieceBytes piece, std::uint64_t address) const;
+
+  // Names the last piece's bytes by the data objects of a file's section
+  // (kept with the pieces' names only).
+  void name_symbols(std::shared_ptr<const std::vector<Symbol>> symbols,
+                    std::uint64_t link_address);
 
   // Zeroes the masked bytes (and drops their words' tokens).
   void apply_mask(std::span<const Location> mask);

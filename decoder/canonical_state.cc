@@ -208,6 +208,8 @@ void write_roots(const ProcessImage &image,
       continue;
     auto piece = out.add_named(names[i], heap == nullptr ? segment.address : 0,
                                segment.bytes);
+    if (segment.symbols)
+      out.name_symbols(segment.symbols, segment.link_address);
     blank_bookkeeping(heap, i, segment, piece);
     blank_plt_slots(image.plt_slots, segment, piece);
     tokenize(piece, resolve);
@@ -356,7 +358,7 @@ HeapSummary write_canonical(const ProcessImage &image, const GlibcHeap &heap,
     const auto bytes = std::span(segment.bytes)
                            .subspan(chunk.user_begin() - segment.address,
                                     chunk.user_end() - chunk.user_begin());
-    auto piece = out.add_chunk(number, bytes);
+    auto piece = out.add_chunk(number, bytes, chunk.user_begin());
     tokenize(piece, resolve);
     out.mark_thread_ids(piece, chunk.user_begin());
   }

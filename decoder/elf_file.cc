@@ -147,24 +147,34 @@ std::optional<Symbol> ElfFile::find_in_table(std::uint32_t section_type,
   return found;
 }
 
-std::vector<Symbol> ElfFile::functions() const {
-  std::vector<Symbol> functions;
+std::vector<Symbol> ElfFile::symbols_of_type(unsigned type) const {
+  std::vector<Symbol> symbols;
   for (const std::uint32_t table : {SHT_SYMTAB, SHT_DYNSYM})
     for_each_symbol(table, [&](std::string_view name, const GElf_Sym &sym) {
-      if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_value != 0)
-        functions.push_back({std::string(name), sym.st_value, sym.st_size});
+      if (GELF_ST_TYPE(sym.st_info) == type && sym.st_value != 0)
+        symbols.push_back({std::string(name), sym.st_value, sym.st_size});
       return false;
     });
-  std::sort(functions.begin(), functions.end(),
+  std::sort(symbols.begin(), symbols.end(),
             [](const Symbol &a, const Symbol &b) {
               return a.value != b.value ? a.value < b.value : a.name < b.name;
             });
-  functions.erase(std::unique(functions.begin(), functions.end(),
-                              [](const Symbol &a, const Symbol &b) {
-                                return a.value == b.value;
-                              }),
-                  functions.end());
-  return functions;
+  symbols.erase(std::unique(symbols.begin(), symbols.end(),
+                            [](const Symbol &a, const Symbol &b) {
+                              return a.value == b.value;
+                            }),
+                symbols.end());
+  return symbols;
+}
+
+std::vector<Symbol> ElfFile::functions() const {
+  return symbols_of_type(STT_FUNC);
+}
+
+std::vector<Symbol> ElfFile::data_objects() const {
+  std::vector<Symbol> objects = symbols_of_type(STT_OBJECT);
+  std::erase_if(objects, [](const Symbol &object) { return object.size == 0; });
+  return objects;
 }
 
 std::optional<Symbol> ElfFile::find_section(std::string_view name) const {

@@ -9,18 +9,13 @@
 #include <vector>
 
 #include "decoder/elf_handle.h"
+#include "decoder/symbol.h"
 #include "util/result.h"
 #include "util/unique_fd.h"
 
 struct Elf;
 
 namespace cmc::decoder {
-
-struct Symbol {
-  std::string name;
-  std::uint64_t value = 0; // link-time address
-  std::uint64_t size = 0;
-};
 
 struct LoadSegment {
   std::uint64_t vaddr = 0;
@@ -82,6 +77,9 @@ public:
 
   // Defined function symbols of .symtab and .dynsym, by address, once each.
   [[nodiscard]] std::vector<Symbol> functions() const;
+  // Defined data objects (STT_OBJECT, of a size) of .symtab and .dynsym,
+  // by address, once each: what a program's globals are called.
+  [[nodiscard]] std::vector<Symbol> data_objects() const;
   // The executable sections (SHF_EXECINSTR), or the executable PT_LOAD
   // segments when the section headers are gone.
   [[nodiscard]] std::vector<CodeRange> code() const;
@@ -102,6 +100,9 @@ private:
                                                 std::vector<std::byte> image);
   [[nodiscard]] std::optional<Symbol>
   find_in_table(std::uint32_t section_type, std::string_view name) const;
+  // The defined symbols of type (STT_FUNC, ...) with an address, by
+  // address, the first name of each address kept.
+  [[nodiscard]] std::vector<Symbol> symbols_of_type(unsigned type) const;
   // Calls visit(shdr, data, entry count) for every section of section_type.
   template <typename Visit>
   void for_each_table(std::uint32_t section_type, Visit visit) const;

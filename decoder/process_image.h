@@ -4,8 +4,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "decoder/symbol.h"
 
 namespace cmc::decoder {
 
@@ -25,6 +28,10 @@ struct MemorySegment {
   MemoryKind kind = MemoryKind::kAnonymous;
   std::uint64_t address = 0; // of bytes[0] in the target
   std::vector<std::byte> bytes;
+  // Of a section of a file: the file's data objects by link-time address
+  // (shared by every capture), and the link-time address of bytes[0].
+  std::shared_ptr<const std::vector<Symbol>> symbols{};
+  std::uint64_t link_address = 0;
 };
 
 // A mapping that is not read but that pointers may point into (code,

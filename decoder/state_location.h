@@ -2,9 +2,14 @@
 
 #include <compare>
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "decoder/symbol.h"
 
 namespace cmc::decoder {
 
@@ -25,6 +30,13 @@ struct StatePiece {
   std::string name;
   std::size_t offset = 0; // in CanonicalState::bytes
   std::size_t size = 0;
+  // A section of a file: the file's data objects and the piece's first
+  // byte's link-time address (MemorySegment::symbols).
+  std::shared_ptr<const std::vector<Symbol>> symbols{};
+  std::uint64_t link_address = 0;
+  // A heap chunk: where its user bytes are in the target, which tells the
+  // same chunk in two states of one run whatever its number.
+  std::uint64_t address = 0;
 };
 
 // The piece names of a registers piece's words, in user_regs_struct order.

@@ -183,6 +183,10 @@ struct Observation {
   // one, when the executor was asked to keep them (keep_images); else
   // empty.
   std::vector<decoder::CanonicalState> images;
+  // What the last step changed in the whole process, by name
+  // (decoder::describe_changes), when the executor was asked to
+  // (describe_changes) and the state is the whole process; else empty.
+  std::vector<std::string> changes;
   // The heap walk of the last whole-process state read, and what reading
   // and hashing it cost.
   decoder::HeapSummary heap;
@@ -237,6 +241,9 @@ public:
   }
   // Asks later runs to fill Observation::images. Optional.
   virtual void keep_images() {}
+  // Asks later runs to fill Observation::changes (for a picture of the
+  // search: it costs the bytes of two canonical states a run). Optional.
+  virtual void describe_changes() {}
   // Makes later runs replay every path from a fresh start, snapshots or
   // not (the runs that check the others). Optional.
   virtual void replay_only() {}

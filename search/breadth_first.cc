@@ -198,6 +198,8 @@ std::unique_ptr<executor::Executor> Search::make_executor() {
   set_masks(*executor);
   if (options_.mask_volatile || property_.needs_path())
     executor->keep_states();
+  if (options_.graph)
+    executor->describe_changes();
   return executor;
 }
 

@@ -26,6 +26,7 @@ void record_state(std::optional<StateGraph> &graph,
                   executor::StateKind state) {
   if (!graph)
     return;
+  graph->described.push_back(observation.changes);
   std::vector<ChangedByte> &changes = graph->changes.emplace_back();
   if (state == executor::StateKind::kRegions)
     changes = changed_bytes(observation.before, observation.after);

@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "executor/executor.h"
@@ -48,6 +49,9 @@ struct StateGraph {
   // bytes the step from its parent changed (none for the initial state),
   // kept only when the states are the regions (StateKind::kRegions).
   std::vector<std::vector<ChangedByte>> changes;
+  // By state index, the same by name when the state is the whole process
+  // (Observation::changes).
+  std::vector<std::vector<std::string>> described;
   // Every transition counted in Report::transitions, in merge order,
   // whatever the number of jobs.
   std::vector<GraphEdge> edges;

@@ -129,7 +129,11 @@ CLI::App *add_explore(CLI::App &app, cmc::app::TargetOptions &options,
       "Example:\n  cmc explore -m 'SET a\\n' --region cmc_state -- ./kv "
       "7000\n\nCommands are read from the terminal (history, tab "
       "completion) or, without one, line by line from stdin; 'help' lists "
-      "them.\n\nExit status: 0 at 'quit' or the end of the input, 2 usage "
+      "them: send, disconnect, tick, preempt, state (the regions, or the "
+      "whole process's live globals and heap chunks by name), diff [N [M]] "
+      "(what the last step changed, or from the state after N steps to the "
+      "one after M, by name), log, catch, delete, sites, back, reset, path, "
+      "quit.\n\nExit status: 0 at 'quit' or the end of the input, 2 usage "
       "error, 3 could not start or follow the target.");
   cmc::app::add_explore_options(*explore, options, trace);
   return explore;

@@ -13,6 +13,7 @@
 #include "app/cli/target_setup.h"
 #include "app/report/step_report.h"
 #include "decoder/canonical_state.h"
+#include "decoder/state_changes.h"
 #include "decoder/syscall_scan.h"
 #include "tracer/process/watchdog.h"
 #include "util/duration.h"
@@ -246,9 +247,9 @@ Explorer::~Explorer() = default;
 
 const std::vector<std::string> &Explorer::commands() {
   static const std::vector<std::string> names{
-      "send",  "disconnect", "tick",  "preempt", "state",    "log",
-      "catch", "delete",     "sites", "back",    "reset",    "path",
-      "help",  "quit",       "bt",    "regs",    "continue", "next"};
+      "send",  "disconnect", "tick",  "preempt",  "state", "diff", "log",
+      "catch", "delete",     "sites", "back",     "reset", "path", "help",
+      "quit",  "bt",         "regs",  "continue", "next"};
   return names;
 }
 
@@ -266,6 +267,7 @@ void Explorer::restart() {
   ended_ = false;
   states_.clear();
   received_.clear();
+  shown_.clear();
   for (const Step &step : path_)
     take(step, true);
   log_ = watcher_->trace().take();
@@ -288,6 +290,8 @@ void Explorer::take(const Step &step, bool quiet) {
     if (!initial)
       return end_run("error: " + initial.error().message);
     states_.push_back(std::move(*initial));
+    if (!read_shown())
+      return;
   }
   auto fault = step.what.kind == app::Step::Kind::kTick
                    ? run_->tick(step.tick, step.what.preempt_at)
@@ -315,9 +319,11 @@ void Explorer::take(const Step &step, bool quiet) {
   auto after = run_->read_state();
   if (!after)
     return end_run("error: " + after.error().message);
-  if (!quiet)
-    print_changes(stdout, changes_of(layout_, states_.back(), *after));
   states_.push_back(std::move(*after));
+  if (!read_shown())
+    return;
+  if (!quiet)
+    print_step_changes(states_.size() - 2, states_.size() - 1);
   received_.push_back(std::move(received));
   if (quiet)
     return;
@@ -333,7 +339,7 @@ bool Explorer::execute(const std::string &line) {
   if (word == "quit" || word == "q")
     return false;
   const bool live = word == "send" || word == "disconnect" || word == "tick" ||
-                    word == "state";
+                    word == "state" || word == "diff";
   if (live && ended_) {
     fmt::print("the target has ended; 'back' or 'reset' starts it again\n");
     return true;
@@ -360,6 +366,8 @@ void Explorer::execute(const std::string &word, const std::string &argument) {
       preempt(argument);
     else if (word == "state")
       show_state();
+    else if (word == "diff")
+      show_diff(argument);
     else if (word == "log")
       show_log();
     else if (word == "catch")
@@ -386,9 +394,12 @@ void Explorer::execute(const std::string &word, const std::string &argument) {
           "preempt N[,N...] the next step switches threads at these of its "
           "preemption points (system calls at which the thread running "
           "stopped while another could run), as check --preemptions\n"
-          "state            the regions (hex and ASCII) and the state's "
-          "fingerprint, as check has it (of the whole process without "
-          "--region)\n"
+          "state            the state: the regions (hex and ASCII), or the "
+          "whole process's live globals, heap chunks and descriptors; and "
+          "the state's fingerprint, as check has it (of the whole process "
+          "without --region)\n"
+          "diff [N [M]]     what the last step changed, or from the state "
+          "after N steps to the one after M (default: the last), by name\n"
           "log              the last step's system calls, with backtraces\n"
           "catch [SYSCALL|vdso|inline|all]  stop at matching calls inside "
           "a step (then bt, regs, continue, next); alone: list them\n"
@@ -515,6 +526,19 @@ void Explorer::show_state() {
     fmt::print("error: {}\n", state.error().message);
     return;
   }
+  if (!shown_.empty()) {
+    const ShownState &now = shown_.back();
+    for (const std::string &line : decoder::describe_state(now.process))
+      fmt::print("  {}\n", line);
+    for (const executor::FileDigest &file : now.files)
+      fmt::print("file {} (hash {:016x})\n", file.name, file.hash);
+    // As check hashes a whole-process state (ProcessExecutor::observe).
+    fmt::print(
+        "fingerprint {} of the whole process after {} step{}\n",
+        run_->process_fingerprint(now.process.fingerprint, now.files).hex(),
+        path_.size(), path_.size() == 1 ? "" : "s");
+    return;
+  }
   for (const search::RegionLayout &region : layout_) {
     fmt::print("{} ({} bytes):\n", region.name, region.length);
     hex_dump(std::span(*state).subspan(region.offset, region.length));
@@ -536,6 +560,54 @@ void Explorer::show_state() {
                  ? "the regions"
                  : "the whole process",
              path_.size(), path_.size() == 1 ? "" : "s");
+}
+
+bool Explorer::read_shown() {
+  if (!whole_process(*spec_))
+    return true;
+  auto now = read_named_state(*spec_, *run_, capture_);
+  if (!now) {
+    end_run("error: " + now.error().message);
+    return false;
+  }
+  shown_.push_back(std::move(*now));
+  return true;
+}
+
+void Explorer::print_step_changes(std::size_t from, std::size_t to) const {
+  if (whole_process(*spec_))
+    print_state_changes(stdout, state_changes(shown_.at(from), shown_.at(to)));
+  else
+    print_changes(stdout,
+                  changes_of(layout_, states_.at(from), states_.at(to)));
+}
+
+void Explorer::show_diff(const std::string &argument) const {
+  std::istringstream words(argument);
+  std::vector<std::size_t> steps;
+  std::string word;
+  while (words >> word) {
+    std::size_t number = 0;
+    const auto [end, failed] =
+        std::from_chars(word.data(), word.data() + word.size(), number);
+    if (failed != std::errc() || end != word.data() + word.size() ||
+        number >= states_.size())
+      usage(fmt::format("diff takes step numbers from 0 to {}: '{}'",
+                        states_.size() - 1, word));
+    steps.push_back(number);
+  }
+  if (steps.size() > 2)
+    usage("diff takes at most two step numbers");
+  if (steps.empty() && states_.size() < 2) {
+    fmt::print("no step taken yet\n");
+    return;
+  }
+  const std::size_t last = states_.size() - 1;
+  const std::size_t from = steps.empty() ? last - 1 : steps[0];
+  const std::size_t to = steps.size() < 2 ? last : steps[1];
+  fmt::print("from the state after {} step{} to the one after {}:\n", from,
+             from == 1 ? "" : "s", to);
+  print_step_changes(from, to);
 }
 
 void Explorer::show_log() const {

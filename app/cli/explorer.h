@@ -9,6 +9,7 @@
 
 #include "app/cli/site_marks.h"
 #include "app/report/report.h"
+#include "app/report/step_report.h"
 #include "app/report/target_options.h"
 #include "app/report/trace_output.h"
 #include "tracer/control/target_run.h"
@@ -75,6 +76,14 @@ private:
   [[nodiscard]] Result<Fingerprint>
   state_fingerprint(std::span<const std::byte> regions,
                     std::span<const executor::FileDigest> files);
+  // Reads the whole process into shown_ when it is the state; false (the
+  // run ended) when it cannot.
+  [[nodiscard]] bool read_shown();
+  // The changes from the state after from steps to the one after to.
+  void print_step_changes(std::size_t from, std::size_t to) const;
+  // `diff [N [M]]`: what the last step changed, or from the state after
+  // N steps to the one after M (the last when not given).
+  void show_diff(const std::string &argument) const;
   void show_log() const;
   void add_catch(const std::string &argument);
   void delete_catch(const std::string &argument);
@@ -94,6 +103,8 @@ private:
   // each client received in each step, for the property.
   std::vector<std::vector<std::byte>> states_;
   std::vector<std::vector<std::string>> received_;
+  // With the whole process as the state, the same states by name.
+  std::vector<ShownState> shown_;
   tracer::NetworkNamespace netns_;
   TraceOutput trace_out_;
   std::unique_ptr<Watcher> watcher_;

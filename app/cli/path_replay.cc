@@ -1,6 +1,9 @@
 #include "app/cli/path_replay.h"
 
+#include <optional>
 #include <span>
+
+#include <fmt/format.h>
 
 #include "app/cli/target_setup.h"
 #include "tracer/sandbox/network_namespace.h"
@@ -33,7 +36,38 @@ tracer::TargetRun start_observed(const tracer::TargetSpec &spec,
 struct Seen {
   std::vector<std::vector<std::byte>> states;
   std::vector<std::vector<std::string>> received;
+  // With a whole-process state: the last state, by name.
+  std::optional<ShownState> shown;
+  tracer::ProcessCapture capture;
 };
+
+// Reads the whole process into seen.shown (when it is the state); the
+// lines of what changed since the state before.
+std::vector<std::string> read_shown(const tracer::TargetSpec &spec,
+                                    const tracer::TargetRun &run, Seen &seen) {
+  if (!whole_process(spec))
+    return {};
+  auto now = read_named_state(spec, run, seen.capture);
+  if (!now)
+    cannot_check(now.error().message);
+  std::vector<std::string> lines;
+  if (seen.shown)
+    lines = state_changes(*seen.shown, *now);
+  seen.shown = std::move(*now);
+  return lines;
+}
+
+// A line of state_changes as valid JSON text: the bytes of a file name or
+// a symbol that are not ASCII written \xHH.
+std::string ascii(const std::string &line) {
+  std::string text;
+  for (const char c : line)
+    if (static_cast<unsigned char>(c) < 0x80)
+      text += c;
+    else
+      text += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+  return text;
+}
 
 nlohmann::json outcome_json(const tracer::TargetSpec &spec, const Step &step,
                             const std::string &tick,
@@ -46,6 +80,9 @@ nlohmann::json outcome_json(const tracer::TargetSpec &spec, const Step &step,
   add_effects_json(json, outcome.effects);
   json["replies"] = replies_json(spec, outcome.received);
   json["changes"] = changes_json(outcome.changes);
+  json["state_changes"] = nlohmann::json::array();
+  for (const std::string &line : outcome.state_changes)
+    json["state_changes"].push_back(ascii(line));
   return json;
 }
 
@@ -77,6 +114,7 @@ StepOutcome take_step(tracer::TargetRun &run, tracer::SyscallTrace &trace,
   outcome.changes =
       changes_of(layout_of(spec.regions), seen.states.back(), *after);
   seen.states.push_back(std::move(*after));
+  outcome.state_changes = read_shown(spec, run, seen);
   return outcome;
 }
 
@@ -97,6 +135,7 @@ PathReplay replay_path(const tracer::TargetSpec &spec,
     seen.states.push_back(std::move(*initial));
   else
     cannot_check(initial.error().message);
+  (void)read_shown(spec, run, seen);
   for (std::size_t i = 0; i < actions.size(); ++i) {
     watcher.stepping(i);
     const StepOutcome outcome =

@@ -25,6 +25,9 @@ struct StepOutcome {
   executor::StepEffects effects;
   std::optional<executor::Fault> fault; // the target died by the step
   std::vector<ByteChange> changes;      // of the regions; none when it died
+  // By name, when the state is the whole process (state_changes); none
+  // when it died.
+  std::vector<std::string> state_changes;
 };
 
 // Sees a replay as it goes: `cmc replay` prints every step before the next
@@ -44,7 +47,7 @@ struct PathReplay {
   std::size_t violation_step = 0; // from 1; 0 when none showed
   nlohmann::json startup_syscalls = nlohmann::json::array();
   // Each step as step_json has it, with "syscalls", "waiting_in",
-  // "replies", "changes" and add_effects_json's keys.
+  // "replies", "changes", "state_changes" and add_effects_json's keys.
   nlohmann::json steps = nlohmann::json::array();
 };
 

@@ -264,6 +264,8 @@ public:
     print_responses(out_.text(), spec_, outcome.received);
     if (outcome.fault)
       print_backtrace(out_.text(), outcome.fault->backtrace, 8);
+    else if (whole_process(spec_))
+      print_state_changes(out_.text(), outcome.state_changes);
     else
       print_changes(out_.text(), outcome.changes);
   }

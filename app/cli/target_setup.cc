@@ -237,9 +237,10 @@ std::shared_ptr<tracer::TargetSpec> target_spec(const TargetOptions &options) {
   if (!elf)
     cannot_check(elf.error().message);
   spec->regions = resolve_regions(options, *elf);
-  // The state is the regions (or the path, without any) until --dedup
-  // chooses.
-  spec->state = executor::StateKind::kRegions;
+  // The state is the regions, or without any the whole process (check's
+  // default), until --dedup chooses.
+  spec->state = spec->regions.empty() ? executor::StateKind::kProcess
+                                      : executor::StateKind::kRegions;
   spec->load_base = elf->load_base();
   spec->entry = elf->entry();
   spec->messages = decode_messages(options.messages);

@@ -140,6 +140,10 @@ std::vector<ChartStep> chart_steps(const nlohmann::json &replay,
                                         change.at("offset").get<std::size_t>(),
                                         change.at("before").get<unsigned>(),
                                         change.at("after").get<unsigned>()));
+    // With the whole process as the state: its changes by name.
+    for (const nlohmann::json &change :
+         step.value("state_changes", nlohmann::json::array()))
+      chart.notes.push_back(change.get<std::string>());
     chart.violating = violation_step.is_number() &&
                       violation_step.get<std::size_t>() == steps.size() + 1;
     steps.push_back(std::move(chart));
@@ -350,10 +354,16 @@ std::string sequence_chart(const nlohmann::json &check,
   for (std::size_t i = 0; i < steps.size(); ++i)
     draw_band(svg, steps[i], i + 1, geometry, tops[i]);
   draw_heads(svg, lifelines, geometry, height);
-  if (!check.at("replay").at("regions").empty())
+  if (!check.at("replay").at("regions").empty() ||
+      std::ranges::any_of(replay.at("steps"), [](const nlohmann::json &step) {
+        return !step.value("state_changes", nlohmann::json::array()).empty();
+      }))
     svg += fmt::format(R"(<text class="notes-head" x="{:.1f}" y="{}">)"
-                       "region changes</text>\n",
-                       geometry.notes_x, kHeadTop + 20);
+                       "{}</text>\n",
+                       geometry.notes_x, kHeadTop + 20,
+                       check.at("replay").at("regions").empty()
+                           ? "what each step changed"
+                           : "region changes");
   for (std::size_t i = 0; i < steps.size(); ++i)
     draw_contents(svg, steps[i], i + 1, geometry, tops[i]);
   if (violated) {

@@ -81,24 +81,30 @@ std::string dot_lines(const std::vector<std::string> &lines) {
   return fmt::format("\"{}\"", fmt::join(escaped, "\\n"));
 }
 
-// What a state is, below its number: the bytes the step to it changed when
-// the states are the regions, else what the state covers.
+// What a state is, below its number: what the step to it changed (the
+// region bytes, or the whole process by name), else what the state covers.
 std::vector<std::string>
-state_lines(const std::vector<search::ChangedByte> &changes,
+state_lines(const StateGraph &graph, std::uint32_t state,
             const StepNames &names,
             const std::vector<search::RegionLayout> &layout) {
+  const auto described = [&](const char *kind) {
+    if (state < graph.described.size() && !graph.described[state].empty())
+      return graph.described[state];
+    return std::vector<std::string>{kind};
+  };
   switch (names.spec->state) {
   case executor::StateKind::kProcess:
-    return {"whole process"};
+    return described("whole process");
   case executor::StateKind::kRaw:
-    return {"whole process, raw"};
+    return described("whole process, raw");
   case executor::StateKind::kPath:
     return {"its own path"};
   case executor::StateKind::kRegions:
     break;
   }
   std::vector<std::string> lines;
-  const std::vector<ByteChange> named = name_changes(layout, changes);
+  const std::vector<ByteChange> named =
+      name_changes(layout, graph.changes[state]);
   for (std::size_t i = 0; i < std::min(named.size(), kChangesShown); ++i)
     lines.push_back(change_text(named[i]));
   if (named.size() > kChangesShown)
@@ -115,8 +121,7 @@ std::string node_line(const search::Report &report, const StepNames &names,
       state == 0 ? "#0, initial state"
                  : fmt::format("#{}, depth {}", state, depth)};
   if (state != 0) {
-    std::vector<std::string> what =
-        state_lines(graph.changes[state], names, layout);
+    std::vector<std::string> what = state_lines(graph, state, names, layout);
     if (what.empty())
       what.emplace_back("no region byte changed");
     lines.insert(lines.end(), what.begin(), what.end());

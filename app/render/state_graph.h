@@ -51,7 +51,8 @@ graph_view(const search::StateGraph &graph,
 // The states and transitions report.graph recorded (the search ran with
 // search::Options::graph), in Graphviz DOT: a node per state with its
 // number, depth and what the step to it changed (the region bytes, as
-// replay's "changed:" lines, or that the state is the whole process); an
+// replay's "changed:" lines, or the whole process's changes by name that
+// the search recorded, StateGraph::described); an
 // edge per transition, labelled with its step as the text report names it,
 // dashed for a dedup merge; the initial state with a double border, the
 // counterexample in red; the graph's label the verdict, the counts and

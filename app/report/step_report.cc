@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "decoder/state_changes.h"
 #include "util/escape.h"
 
 namespace cmc::app {
@@ -89,6 +90,73 @@ void print_changes(std::FILE *out, const std::vector<ByteChange> &changes) {
     fmt::print(out, "  changed: {}\n", change_text(change));
   if (changes.empty())
     fmt::print(out, "  changed: nothing in the regions\n");
+}
+
+bool whole_process(const tracer::TargetSpec &spec) {
+  return spec.state == executor::StateKind::kProcess ||
+         spec.state == executor::StateKind::kRaw;
+}
+
+Result<ShownState> read_named_state(const tracer::TargetSpec &spec,
+                                    const tracer::TargetRun &run,
+                                    tracer::ProcessCapture &capture) {
+  auto image = run.read_process(capture);
+  if (!image)
+    return image.error();
+  auto files = run.read_files();
+  if (!files)
+    return files.error();
+  const decoder::CanonicalOptions options{
+      spec.state == executor::StateKind::kRaw ? decoder::HeapModel::kRaw
+                                              : decoder::HeapModel::kCanonical,
+      true,
+      {}};
+  return ShownState{decoder::canonicalize(*image, options), std::move(*files)};
+}
+
+namespace {
+
+// "file ./journal written" for each file that differs.
+void file_changes(const std::vector<executor::FileDigest> &before,
+                  const std::vector<executor::FileDigest> &after,
+                  std::vector<std::string> &lines) {
+  const auto find = [](const std::vector<executor::FileDigest> &files,
+                       const std::string &name) {
+    return std::find_if(
+        files.begin(), files.end(),
+        [&](const executor::FileDigest &file) { return file.name == name; });
+  };
+  for (const executor::FileDigest &file : after) {
+    const auto was = find(before, file.name);
+    if (was == before.end())
+      lines.push_back(fmt::format("file {} created", file.name));
+    else if (was->hash != file.hash)
+      lines.push_back(fmt::format("file {} written", file.name));
+  }
+  for (const executor::FileDigest &file : before)
+    if (find(after, file.name) == after.end())
+      lines.push_back(fmt::format("file {} removed", file.name));
+}
+
+} // namespace
+
+std::vector<std::string> state_changes(const ShownState &before,
+                                       const ShownState &after,
+                                       std::size_t max_lines) {
+  std::vector<std::string> lines;
+  file_changes(before.files, after.files, lines);
+  auto process =
+      decoder::describe_changes(before.process, after.process, max_lines);
+  lines.insert(lines.end(), process.begin(), process.end());
+  return lines;
+}
+
+void print_state_changes(std::FILE *out,
+                         const std::vector<std::string> &lines) {
+  for (const std::string &line : lines)
+    fmt::print(out, "  changed: {}\n", line);
+  if (lines.empty())
+    fmt::print(out, "  changed: nothing\n");
 }
 
 void print_responses(std::FILE *out, const tracer::TargetSpec &spec,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/report/trace_output.h"
+#include "decoder/canonical_state.h"
 #include "search/property.h"
 #include "search/state_graph.h"
 #include "tracer/control/target_run.h"
@@ -54,6 +55,27 @@ changes_json(const std::vector<ByteChange> &changes);
 [[nodiscard]] nlohmann::json
 replies_json(const tracer::TargetSpec &spec,
              const std::vector<std::string> &received);
+
+// A state as replay and explore name it when the state is the whole
+// process: canonical, with its bytes, and its files.
+struct ShownState {
+  decoder::CanonicalState process;
+  std::vector<executor::FileDigest> files;
+};
+// Whether spec's states are the whole process (kProcess, kRaw).
+[[nodiscard]] bool whole_process(const tracer::TargetSpec &spec);
+// The state of run now (a quiescent target), its heap hashed as spec says.
+[[nodiscard]] Result<ShownState>
+read_named_state(const tracer::TargetSpec &spec, const tracer::TargetRun &run,
+                 tracer::ProcessCapture &capture);
+// What changed from before to after, by name (decoder::describe_changes),
+// then the files: "file ./journal written", "created", "removed".
+[[nodiscard]] std::vector<std::string>
+state_changes(const ShownState &before, const ShownState &after,
+              std::size_t max_lines = 12);
+// "  changed: .bss of kv: cmc_state+1 00 -> 01" for each line; "  changed:
+// nothing" when none.
+void print_state_changes(std::FILE *out, const std::vector<std::string> &lines);
 
 // "  changed: cmc_state+1 01 -> 00" for each byte that changed.
 void print_changes(std::FILE *out, const std::vector<ByteChange> &changes);

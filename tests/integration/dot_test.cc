@@ -159,18 +159,25 @@ TEST_F(Dot, TheLockServerBugGraph) {
   EXPECT_EQ(read_text(two), dot);
 }
 
-// Whole-process states have no bytes to name.
-TEST_F(Dot, WholeProcessStatesSaySo) {
+// A whole-process state is labelled with what the step that found it
+// changed, by name: kv's cells by their data object.
+TEST_F(Dot, WholeProcessStatesNameWhatTheirStepChanged) {
   const std::string path = file("process.dot");
   const Outcome run =
       run_cmc({"check", "-q", "-m", "SET a\\n", "-m", "SET b\\n", "--json", "-",
                "--dot", path, "--", demo("kv"), "7000"});
   ASSERT_EQ(run.status, 0) << run.err;
   const std::string dot = read_text(path);
-  EXPECT_EQ(count_of(dot, "\\nwhole process\""),
+  EXPECT_FALSE(has(dot, "whole process")) << dot;
+  // Each state was found by a SET of a cell not set before (the others
+  // merge): its label names that cell's byte, and the first SET a's is
+  // byte 0.
+  EXPECT_EQ(count_of(dot, ".bss of kv: cmc_state+"),
             run.json()["distinct_states"].get<std::size_t>() - 1)
       << dot;
-  EXPECT_FALSE(std::regex_search(dot, std::regex("[0-9a-f]{2} -> [0-9a-f]{2}")))
+  EXPECT_TRUE(std::regex_search(
+      dot, std::regex(R"(s1 \[label="#1, depth 1\\n[^"]*)"
+                      R"(\.bss of kv: cmc_state\+0 00 -> 01)")))
       << dot;
   EXPECT_FALSE(svg_of(path).empty()) << dot;
 }

@@ -229,6 +229,56 @@ TEST_F(Explore, TheStatesFingerprintIsChecksWholeProcess) {
   EXPECT_NE(cells[3], cells[0]);
 }
 
+// Without --region the state is the whole process: each step's change
+// named, diff between any two states of the path, and state the
+// program's live globals.
+TEST_F(Explore, DiffAndStateNameTheWholeProcess) {
+  const Outcome run =
+      explore({"-m", "SET a\\n", "-m", "SET b\\n", "--", demo("kv"), "7000"},
+              "send 1\nsend 2\ndiff\ndiff 0 2\nstate\ndiff 3\nquit\n");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string &out = run.out;
+  EXPECT_FALSE(has(out, "nothing in the regions")) << out;
+  EXPECT_TRUE(has(out, "from the state after 1 step to the one after 2:\n"
+                       "  changed: .bss of kv: store+2 00 -> 01\n"
+                       "  changed: .bss of kv: cmc_state+1 00 -> 01\n"))
+      << out;
+  const auto both =
+      out.find("from the state after 0 steps to the one after 2:");
+  ASSERT_NE(both, std::string::npos) << out;
+  // The two cells are one run of changed bytes.
+  EXPECT_TRUE(has(out.substr(both),
+                  "  changed: .bss of kv: cmc_state+0 00 00 -> 01 01\n"))
+      << out;
+  EXPECT_TRUE(has(out, "  cmc_state = 01 01\n")) << out;
+  EXPECT_TRUE(has(out, "error: diff takes step numbers from 0 to 2: '3'"))
+      << out;
+}
+
+// heap_kv's cells are heap chunks: state shows them, and its fingerprint
+// (check's) changes with the heap.
+TEST_F(Explore, TheStateOfHeapKvShowsItsChunksAndItsFingerprintMoves) {
+  const Outcome run = explore(
+      {"-m", "SET a\\n", "-m", "SET b\\n", "--", demo("heap_kv"), "7000"},
+      "state\nsend 1\nstate\nsend 2\nstate\nquit\n");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string &out = run.out;
+  EXPECT_TRUE(has(out, "  changed: .bss of heap_kv: cells+0 null -> pointer "
+                       "to chunk 1 (new)\n"))
+      << out;
+  EXPECT_TRUE(has(out, "  cells = &chunk 1\n")) << out;
+  EXPECT_TRUE(has(out, "  heap chunk 1 (24 B): &chunk 2 \"a\" 0\n")) << out;
+  EXPECT_TRUE(has(out, "  heap chunk 2 (24 B): 0 \"b\" 0\n")) << out;
+  std::vector<std::string> fingerprints;
+  for (auto at = out.find("fingerprint "); at != std::string::npos;
+       at = out.find("fingerprint ", at + 1))
+    fingerprints.push_back(out.substr(at + 12, 32));
+  ASSERT_EQ(fingerprints.size(), 3U) << out;
+  EXPECT_NE(fingerprints[0], fingerprints[1]) << out;
+  EXPECT_NE(fingerprints[1], fingerprints[2]) << out;
+  EXPECT_NE(fingerprints[0], fingerprints[2]) << out;
+}
+
 TEST_F(Explore, ATargetThatDiesEndsOnlyTheRun) {
   const Outcome run =
       explore({"-m", "CRASH\\n", "--", target("misbehave"), "serve", "7000"},

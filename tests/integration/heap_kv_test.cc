@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+
 #include "tests/integration/json_report.h"
 #include "tests/integration/run_cmc.h"
 
@@ -98,6 +101,36 @@ TEST_F(HeapKv, BugBuildLosesBFromTheList) {
                                       {"send": "SET a\nGET\n"}])"));
   EXPECT_EQ(json["violation"],
             "list-sticky: step 2: cell b, listed after step 1, is gone");
+}
+
+// The counterexample replayed names what SET a did by the heap's chunks:
+// b's node freed, a's allocated, the list head pointing at the new one.
+TEST_F(HeapKv, ReplayOfTheBugNamesTheFreedNode) {
+  const Outcome check = run_cmc(list_sticky("heap_kv_bug"));
+  ASSERT_EQ(check.status, 1) << check.err;
+  const std::string report = ::testing::TempDir() + "heap_kv_bug.json";
+  std::ofstream(report) << check.out;
+  const Outcome replay = run_cmc({"replay", "--from", report});
+  EXPECT_EQ(replay.status, 1) << replay.err;
+  const std::string &out = replay.out;
+  const auto step2 = out.find("step 2:");
+  ASSERT_NE(step2, std::string::npos) << out;
+  const std::string second = out.substr(step2);
+  EXPECT_TRUE(has(second, "  changed: heap chunk 1 (24 B) freed: 0 \"b\""))
+      << out;
+  EXPECT_TRUE(has(second, "  changed: heap chunk 1 (24 B) allocated: 0 \"a\""))
+      << out;
+  EXPECT_TRUE(has(second, "  changed: .bss of heap_kv_bug: cells+0 pointer to "
+                          "chunk 1 (freed) -> pointer to chunk 1 (new)\n"))
+      << out;
+  // The first step allocated b's node and pointed the head at it.
+  const std::string first = out.substr(0, step2);
+  EXPECT_TRUE(has(first, "  changed: heap chunk 1 (24 B) allocated: 0 \"b\""))
+      << out;
+  EXPECT_TRUE(has(first, "  changed: .bss of heap_kv_bug: cells+0 null -> "
+                         "pointer to chunk 1 (new)\n"))
+      << out;
+  std::remove(report.c_str());
 }
 
 // The GET's reply buffer is one more free chunk: still the seed's table.

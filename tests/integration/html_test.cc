@@ -335,6 +335,32 @@ TEST(HtmlPage, ShowsTheCounterexampleAsASequenceChart) {
   EXPECT_EQ(count_of(dom, R"(class="node")"), report["distinct_states"]);
 }
 
+// With the whole process as the state, each step of the chart has its
+// changes by name beside it: heap_kv_bug's SET a frees b's node.
+TEST(HtmlPage, TheChartNamesWhatEachStepChangedInTheWholeProcess) {
+  const TempDir dir;
+  const Outcome check = run_cmc(
+      {"check", "-q", "--json", dir / "r.json", "--html", dir / "r.html",
+       "--property", plugin("list_sticky"), "-m", "SET a\\nGET\\n", "-m",
+       "SET b\\nGET\\n", "--", demo("heap_kv_bug"), "7000"});
+  ASSERT_EQ(check.status, 1) << check.err;
+  const std::string page = read_file(dir / "r.html");
+  EXPECT_TRUE(has(page, "what each step changed")) << page;
+  const Rendered rendered = render(dir / "r.html", dir);
+  if (!rendered.failure.empty())
+    GTEST_SKIP() << rendered.failure;
+  const std::vector<std::string> changes = changes_in(rendered.dom);
+  const auto shown = [&](const std::string &change) {
+    return std::find(changes.begin(), changes.end(), change) != changes.end();
+  };
+  EXPECT_TRUE(shown(in_dom("1 heap chunk 1 (24 B) allocated: 0 \"b\" 0")))
+      << rendered.dom;
+  EXPECT_TRUE(shown(in_dom("2 heap chunk 1 (24 B) freed: 0 \"b\" 0")))
+      << rendered.dom;
+  EXPECT_TRUE(shown(in_dom("2 heap chunk 1 (24 B) allocated: 0 \"a\" 0")))
+      << rendered.dom;
+}
+
 TEST(HtmlPage, AHoldingCheckShowsVerdictCountsAndGraphWithoutAChart) {
   const TempDir dir;
   std::vector<std::string> args = lock_check("lock_server", dir);

@@ -33,7 +33,7 @@ protected:
   }
   // cmc check's JSON report on kv_bug, in report.json.
   std::string bug_report() {
-    const std::string report = path("report.json");
+    std::string report = path("report.json");
     const Outcome check =
         run_cmc({"check", "-q", "-m", "SET a\\n", "-m", "SET b\\n", "--region",
                  "cmc_state", "--invariant", "sticky", "--json", report, "--",
@@ -300,6 +300,41 @@ TEST_F(Replay, TraceJsonHasEachStepsCallsRepliesAndChanges) {
            {"offset", 1},
            {"before", 1},
            {"after", 0}}}));
+}
+
+// Without --region the state is the whole process: each step's change is
+// named by the program's data objects, in the text and in the JSON.
+TEST_F(Replay, WholeProcessChangesAreNamedByDataObject) {
+  const std::string file = path("replay.json");
+  const Outcome run = run_cmc({"replay", "--json", file, "--steps", "SET a\\n",
+                               "SET b\\n", "--", demo("kv"), "7000"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_FALSE(has(run.out, "nothing in the regions")) << run.out;
+  EXPECT_EQ(count_of(run.out, "  changed: .bss of kv: cmc_state+0 00 -> 01\n"),
+            1U)
+      << run.out;
+  EXPECT_EQ(count_of(run.out, "  changed: .bss of kv: cmc_state+1 00 -> 01\n"),
+            1U)
+      << run.out;
+  // In order: SET a's step sets byte 0, SET b's byte 1.
+  EXPECT_LT(run.out.find("cmc_state+0 00 -> 01"), run.out.find("step 2:"));
+  EXPECT_GT(run.out.find("cmc_state+1 00 -> 01"), run.out.find("step 2:"));
+  std::ifstream in(file);
+  const nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_EQ(json["steps"].size(), 2U) << json.dump(2);
+  const auto lines = [&](std::size_t step) {
+    return json["steps"][step]["state_changes"].get<std::vector<std::string>>();
+  };
+  const auto holds = [](const std::vector<std::string> &all,
+                        const std::string &line) {
+    return std::find(all.begin(), all.end(), line) != all.end();
+  };
+  EXPECT_TRUE(holds(lines(0), ".bss of kv: cmc_state+0 00 -> 01"))
+      << json.dump(2);
+  EXPECT_FALSE(holds(lines(0), ".bss of kv: cmc_state+1 00 -> 01"));
+  EXPECT_TRUE(holds(lines(1), ".bss of kv: cmc_state+1 00 -> 01"))
+      << json.dump(2);
+  EXPECT_TRUE(json["steps"][1]["changes"].empty());
 }
 
 // With --json -, stdout is the report alone and the text goes to stderr,

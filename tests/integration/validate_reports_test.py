@@ -36,6 +36,16 @@ VIOLATED_REPORT = dict(
     counterexample=[{"send": "SET b\n"}, {"send": {"hex": "ff0a"}}],
     verdict_lines=["violated: sticky: byte 1 of cmc_state went 01 -> 00"],
     caveats=[], qualified=False)
+# A replay of one step with the whole process as the state: its changes by
+# name.
+REPLAY_REPORT = {
+    "format_version": 1, "cmc_version": "0.25.0", "verdict": "holds",
+    "violation": None, "violation_step": None, "expected_violation": None,
+    "startup_syscalls": [],
+    "steps": [{"send": "SET a\n", "syscalls": [], "waiting_in": None,
+               "replies": [], "changes": [],
+               "state_changes": [".bss of kv: cmc_state+0 00 -> 01"]}],
+}
 SCAN_REPORT = {
     "format_version": 1, "cmc_version": "0.25.0", "modules": [],
     "vdso_calls": None, "unscanned_sites": None, "sources": None,
@@ -68,8 +78,9 @@ def main():
     status, out = validate(validator, schemas, {
         "check/error.json": ERROR_REPORT,
         "check/violated.json": VIOLATED_REPORT,
+        "replay/process.json": REPLAY_REPORT,
         "scan/plain.json": SCAN_REPORT})
-    expect(status == 0 and "validated 3 reports" in out,
+    expect(status == 0 and "validated 4 reports" in out,
            "good reports pass, counted", out)
 
     no_verdict = copy.deepcopy(VIOLATED_REPORT)
@@ -77,10 +88,13 @@ def main():
     bad_step = copy.deepcopy(VIOLATED_REPORT)
     bad_step["counterexample"][1]["send"] = 7
     extra = dict(SCAN_REPORT, sites=[])
+    bad_change = copy.deepcopy(REPLAY_REPORT)
+    bad_change["steps"][0]["state_changes"] = [{"piece": ".bss of kv"}]
     status, wrong = validate(validator, schemas, {
         "check/no_verdict.json": no_verdict,
         "check/bad_step.json": bad_step,
         "check/cut.json": json.dumps(ERROR_REPORT)[:40],
+        "replay/bad_change.json": bad_change,
         "scan/extra.json": extra})
     expect(status == 1, "wrong reports fail", wrong)
     for line in [
@@ -89,7 +103,8 @@ def main():
             "check/cut.json: not JSON",
             "scan/extra.json: $: Additional properties are not allowed "
             "('sites' was unexpected)",
-            "validated 4 reports (check 3, scan 1)"]:
+            "replay/bad_change.json: $.steps[0].state_changes[0]: ",
+            "validated 5 reports (check 3, replay 1, scan 1)"]:
         expect(line in wrong, f"the output says {line!r}", wrong)
 
     status, out = validate(validator, schemas, {"nosuch/r.json": {}})

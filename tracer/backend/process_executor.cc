@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "decoder/state_changes.h"
 #include "tracer/process/watchdog.h"
 
 namespace cmc::tracer {
@@ -251,6 +252,7 @@ Result<void> ProcessExecutor::observe(const TargetRun &target,
     if (!canonical)
       return canonical.error();
     process = target.process_fingerprint(canonical->fingerprint, now.files);
+    describe(taken, steps, *canonical, seen, now);
     if (keep_images_)
       seen.images.push_back(std::move(*canonical));
   }
@@ -290,11 +292,11 @@ ProcessExecutor::read_process(const TargetRun &target,
   auto image = target.read_process(capture_);
   if (!image)
     return image.error();
-  const decoder::CanonicalOptions options{spec_->state ==
-                                                  executor::StateKind::kRaw
-                                              ? decoder::HeapModel::kRaw
-                                              : decoder::HeapModel::kCanonical,
-                                          keep_images_, process_mask_};
+  const decoder::CanonicalOptions options{
+      spec_->state == executor::StateKind::kRaw
+          ? decoder::HeapModel::kRaw
+          : decoder::HeapModel::kCanonical,
+      keep_images_ || describe_, process_mask_};
   decoder::CanonicalState canonical = decoder::canonicalize(*image, options);
   seen.heap = canonical.heap;
   seen.bytes_read = image->bytes_read;
@@ -302,6 +304,20 @@ ProcessExecutor::read_process(const TargetRun &target,
   seen.dead_red_zone_bytes = image->dead_red_zone_bytes;
   seen.bytes_hashed = canonical.bytes_hashed;
   return canonical;
+}
+
+void ProcessExecutor::describe(std::size_t taken, std::size_t steps,
+                               const decoder::CanonicalState &canonical,
+                               executor::Observation &seen,
+                               Reading &now) const {
+  if (!describe_ || keys_on_regions())
+    return;
+  if (taken == steps && taken > 0 && now.process)
+    seen.changes = decoder::describe_changes(*now.process, canonical, 8);
+  if (taken + 1 == steps)
+    now.process = canonical;
+  else
+    now.process.reset();
 }
 
 Result<std::vector<std::byte>>

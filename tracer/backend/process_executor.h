@@ -34,6 +34,7 @@ public:
   void set_mask(std::span<const std::size_t> offsets) override;
   void set_process_mask(std::span<const decoder::Location> mask) override;
   void keep_images() override { keep_images_ = true; }
+  void describe_changes() override { describe_ = true; }
   void replay_only() override { replay_only_ = true; }
 
 private:
@@ -41,6 +42,8 @@ private:
   struct Reading {
     std::vector<std::byte> state;
     std::vector<executor::FileDigest> files;
+    // With describe_changes: the whole process, with its bytes.
+    std::optional<decoder::CanonicalState> process;
   };
   // A saved state: the snapshot, and what the run that reached it
   // observed before it (its own fingerprint and bytes left out: they are
@@ -109,6 +112,11 @@ private:
   // The canonical whole process now, its cost in seen.
   [[nodiscard]] Result<decoder::CanonicalState>
   read_process(const TargetRun &target, executor::Observation &seen);
+  // With describe_changes: names what the last step changed, once its
+  // state is read (taken == steps), from the state before it in now.
+  void describe(std::size_t taken, std::size_t steps,
+                const decoder::CanonicalState &canonical,
+                executor::Observation &seen, Reading &now) const;
   // The region bytes now, the masked ones zeroed.
   [[nodiscard]] Result<std::vector<std::byte>>
   read_state(const TargetRun &target) const;
@@ -126,6 +134,7 @@ private:
   ProcessCapture capture_;
   std::vector<decoder::Location> process_mask_;
   bool keep_images_ = false;
+  bool describe_ = false;
   bool replay_only_ = false;
   // With snapshots: the live target, after the last run's steps, and the
   // states saved of it, by the path that reached them.

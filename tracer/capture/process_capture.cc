@@ -299,6 +299,8 @@ void MemoryPlan::add_sections(const ProcessCapture::FileLayout &file,
       add_gap(cursor, from);
     add_segment(fmt::format("{} of {}", section.name, file.name),
                 decoder::MemoryKind::kData, from, to);
+    memory_.back().symbols = file.objects;
+    memory_.back().link_address = from - bias;
     cursor = to;
   }
   if (cursor < end)
@@ -394,7 +396,7 @@ ProcessCapture::layout_of(const decoder::Mapping &mapping) {
       std::tuple(mapping.dev_major, mapping.dev_minor, mapping.inode);
   if (auto found = files_.find(key); found != files_.end())
     return found->second;
-  FileLayout layout{mapped_file_name(mapping.path), {}, {}, {}};
+  FileLayout layout{mapped_file_name(mapping.path), {}, {}, {}, {}};
   std::error_code error;
   // A shared mapping of a device or of memory is nothing to split.
   if (!std::filesystem::is_regular_file(mapping.path, error))
@@ -403,6 +405,8 @@ ProcessCapture::layout_of(const decoder::Mapping &mapping) {
     layout.sections = elf->writable_sections();
     layout.loads = elf->loads();
     layout.jump_slots = elf->jump_slots();
+    layout.objects = std::make_shared<const std::vector<decoder::Symbol>>(
+        elf->data_objects());
   }
   return files_.emplace(key, std::move(layout)).first->second;
 }

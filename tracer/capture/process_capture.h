@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -45,6 +46,8 @@ public:
     std::vector<decoder::Symbol> sections;
     std::vector<decoder::LoadSegment> loads;
     std::vector<std::uint64_t> jump_slots; // link-time (ElfFile::jump_slots)
+    // Its data objects, for naming the sections' bytes.
+    std::shared_ptr<const std::vector<decoder::Symbol>> objects;
   };
   [[nodiscard]] const FileLayout &layout_of(const decoder::Mapping &mapping);
 
