@@ -195,19 +195,21 @@ void blank_plt_slots(std::span<const std::uint64_t> slots,
 
 // The pieces every state has: the mapping names, then the roots (memory
 // segments that hold no heap chunks, each thread's registers, the
-// descriptors), each pointer resolve() knows made a token.
+// descriptors), each pointer resolve() knows made a token; with
+// addresses, each segment's address hashed with it (its pointers are not
+// tokens).
 template <typename Resolve>
 void write_roots(const ProcessImage &image,
                  const std::vector<std::string> &names,
                  const Mappings &mappings, const GlibcHeap *heap,
-                 CanonicalBytes &out, const Resolve &resolve) {
+                 bool addresses, CanonicalBytes &out, const Resolve &resolve) {
   out.add_named("mappings", 0, mappings.names());
   for (std::size_t i = 0; i < image.memory.size(); ++i) {
     const auto &segment = image.memory[i];
     if (heap != nullptr && heap->chunk_segments[i])
       continue;
-    auto piece = out.add_named(names[i], heap == nullptr ? segment.address : 0,
-                               segment.bytes);
+    auto piece =
+        out.add_named(names[i], addresses ? segment.address : 0, segment.bytes);
     if (segment.symbols)
       out.name_symbols(segment.symbols, segment.link_address);
     blank_bookkeeping(heap, i, segment, piece);
@@ -295,13 +297,6 @@ private:
   std::uint64_t highest_ = 0;
 };
 
-void write_raw(const ProcessImage &image, CanonicalBytes &out) {
-  const auto names = segment_names(image, nullptr);
-  const Mappings mappings(image, names);
-  write_roots(image, names, mappings, nullptr, out,
-              [](std::uint64_t) { return Token{}; });
-}
-
 // glibc's pointer guard (tcbhead_t.pointer_guard at fs:0x30, the same in
 // every thread, from AT_RANDOM): PTR_MANGLE stores a pointer p as
 // rol(p ^ guard, 17), in setjmp's buffers (one in every thread's
@@ -330,6 +325,43 @@ std::string allocator_text(const GlibcHeap &heap) {
                      heap.not_walked);
 }
 
+// resolve() for the pointers of the state: into a chunk (numbering), else
+// into a named mapping, stored as they are or mangled by the pointer guard.
+template <typename Pointer>
+auto resolver(const ProcessImage &image, const Pointer &pointer) {
+  return [&pointer, guard = pointer_guard(image)](std::uint64_t value) {
+    auto token = pointer(value);
+    if (token.bit != 0 || !guard)
+      return token;
+    token = pointer(std::rotr(value, 17) ^ *guard);
+    if (token.bit != 0)
+      token.value |= kMangled;
+    return token;
+  };
+}
+
+// --dedup raw: every byte as read, each segment with its address.
+void write_raw(const ProcessImage &image, CanonicalBytes &out) {
+  const auto names = segment_names(image, nullptr);
+  const Mappings mappings(image, names);
+  write_roots(image, names, mappings, nullptr, true, out,
+              [](std::uint64_t) { return Token{}; });
+}
+
+// No glibc arena to walk (no malloc yet, another allocator): the heap's
+// memory is hashed as it is, its pointers included, but pointers into the
+// named mappings are (mapping, offset) as in a walked state, so that a
+// program's first malloc changes only what it wrote.
+void write_unwalked(const ProcessImage &image, CanonicalBytes &out) {
+  const auto names = segment_names(image, nullptr);
+  const Mappings mappings(image, names);
+  const auto pointer = [&](std::uint64_t value) {
+    return mappings.token(value);
+  };
+  write_roots(image, names, mappings, nullptr, false, out,
+              resolver(image, pointer));
+}
+
 // The roots, then each reached chunk in number order (its user bytes,
 // pointers as tokens); returns the summary.
 HeapSummary write_canonical(const ProcessImage &image, const GlibcHeap &heap,
@@ -341,17 +373,8 @@ HeapSummary write_canonical(const ProcessImage &image, const GlibcHeap &heap,
     const auto chunk = numbering.token(value);
     return chunk.bit != 0 ? chunk : mappings.token(value);
   };
-  const auto guard = pointer_guard(image);
-  const auto resolve = [&](std::uint64_t value) {
-    auto token = pointer(value);
-    if (token.bit != 0 || !guard)
-      return token;
-    token = pointer(std::rotr(value, 17) ^ *guard);
-    if (token.bit != 0)
-      token.value |= kMangled;
-    return token;
-  };
-  write_roots(image, names, mappings, &heap, out, resolve);
+  const auto resolve = resolver(image, pointer);
+  write_roots(image, names, mappings, &heap, false, out, resolve);
   for (std::size_t number = 1; number <= numbering.numbered(); ++number) {
     const auto &chunk = numbering.chunk(number);
     const auto &segment = image.memory[chunk.segment];
@@ -392,7 +415,7 @@ CanonicalState canonicalize(const ProcessImage &image,
     state.heap = write_canonical(image, *heap, out);
   } else {
     state.heap.allocator = fmt::format("raw bytes ({})", heap.error().message);
-    write_raw(image, out);
+    write_unwalked(image, out);
   }
   out.apply_mask(options.mask);
   state.fingerprint = fingerprint_of(bytes);

@@ -17,8 +17,9 @@ enum class HeapModel {
   // glibc malloc's arenas walked: in-use chunks reached from the roots
   // (globals, stacks, registers) numbered breadth-first, pointers hashed
   // as (chunk number, offset), free chunks, unreachable chunks and the
-  // allocator's bookkeeping left out. Falls back to kRaw, and says so,
-  // when no glibc arena is found.
+  // allocator's bookkeeping left out. When no glibc arena is found (no
+  // malloc yet, another allocator) the heap's memory is hashed as read,
+  // and says so, but pointers into named mappings are still tokens.
   kCanonical,
   // Every byte as read, pointers included (but the PLT slots, blanked in
   // both models: ProcessImage::plt_slots).

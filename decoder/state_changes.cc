@@ -478,13 +478,6 @@ std::vector<std::string> describe_changes(const CanonicalState &before,
   const NamedState now(after);
   Lines lines;
   lines.program = program_of(now);
-  // Before malloc's first call there is no arena to walk: that state was
-  // hashed raw, its pointers as read, and they show so beside tokens.
-  if (before.heap.canonical != after.heap.canonical)
-    lines.main.push_back(fmt::format(
-        "the heap was hashed {} before, {} after: pointers differ as read",
-        before.heap.canonical ? "canonical" : "raw",
-        after.heap.canonical ? "canonical" : "raw"));
   diff_roots(was, now, lines);
   diff_chunks(was, now, lines);
   std::vector<std::string> all = std::move(lines.main);

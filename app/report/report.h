@@ -10,56 +10,11 @@
 #include <string_view>
 #include <vector>
 
+#include "app/report/steps.h"
 #include "search/breadth_first.h"
 #include "tracer/control/target_run.h"
 
 namespace cmc::app {
-
-// One step of a path, by value.
-struct Step {
-  enum class Kind { kSend, kDisconnect, kTick };
-  Kind kind = Kind::kSend;
-  std::string client;  // "" with one unnamed client
-  std::string message; // kSend: the decoded bytes
-  // The points of the step at which cmc's scheduler switched threads
-  // (executor::PathStep::preempt_at); empty without --preemptions.
-  std::vector<std::uint32_t> preempt_at{};
-};
-
-// The step that action is in the alphabet of spec.
-[[nodiscard]] Step step_of(const tracer::TargetSpec &spec,
-                           const executor::PathStep &step);
-// The action that step is in the alphabet of spec (the inverse of
-// step_of). A client or message spec lacks is added to it, and a
-// disconnect turns spec.disconnect on: each addition moves the disconnect
-// and tick actions, so an action of those is good until the next one.
-[[nodiscard]] executor::PathStep action_of(tracer::TargetSpec &spec,
-                                           const Step &step);
-// "3,7": the preemption points of a step as the user lists them (replay
-// --preempt, explore's preempt): from 1 to executor::kMaxPreemptions
-// numbers, each from 1, ascending.
-[[nodiscard]] Result<std::vector<std::uint32_t>>
-parse_preemption_points(std::string_view list);
-// {"client": "A", "send": "LOCK\n"}, {"tick": "10s"}, ...
-[[nodiscard]] nlohmann::json step_json(const Step &step,
-                                       const std::string &tick);
-// A: send "LOCK\n", tick 10s, ...
-[[nodiscard]] std::string step_text(const Step &step, const std::string &tick);
-
-// What names the steps of a counterexample and the settings of the check.
-struct StepNames {
-  std::shared_ptr<const tracer::TargetSpec> spec;
-  std::string tick; // "10s"; "" without --tick
-  std::size_t max_ticks = 0;
-  std::uint64_t seed = 0;
-  bool once = false;           // --once
-  std::size_t preemptions = 0; // --preemptions
-  bool no_property = false;    // no invariant, response or plugin property
-  // --max-depth and --max-states; none: unbounded.
-  std::optional<std::size_t> max_depth{};
-  std::optional<std::size_t> max_states{};
-  unsigned jobs = 0; // the worker threads the search ran
-};
 
 // "regions", "process", "raw" or "path": --dedup's name of the state kind.
 [[nodiscard]] std::string_view state_name(executor::StateKind state);

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "app/report/report.h"
+#include "app/report/steps.h"
 #include "search/breadth_first.h"
 
 namespace cmc::app {

@@ -55,20 +55,6 @@ TEST_F(ListKv, ItsCellsGiveTheSeedsTableAndTheAuditNamesWhatDiffers) {
   }
 }
 
-// By its whole process, with no region: the list's nodes numbered from its
-// head, the scratch buffer of the last message a free chunk, and what the
-// last message's calls left on the stack below the waiting thread's frame
-// dead, list_kv's states are its cells': the seed's table for three.
-TEST_F(ListKv, WholeProcessStateGivesTheSeedsTable) {
-  const auto json = holding_report(run_cmc(list_kv_check("list_kv")));
-  ASSERT_FALSE(json.empty());
-  EXPECT_EQ(json["state"], "process");
-  EXPECT_EQ(json["complete"], true);
-  EXPECT_EQ(counts(json), (std::vector<nlohmann::json>{8, 17, 24}));
-  EXPECT_EQ(json["max_depth"], 3);
-  EXPECT_EQ(json["abstraction"], nullptr);
-}
-
 // The bug build's SET a frees b's node: the shortest counterexample is
 // SET b, SET a.
 TEST_F(ListKv, TheBugLosesCellB) {

@@ -34,17 +34,18 @@ TEST_F(Liveness, RedZoneTheLeafReadsBackStaysState) {
   EXPECT_EQ(json["dead_bytes_per_state"]["red_zones"], 120);
 }
 
-// The same bytes left unread after the call are dead: after A and after B
-// are one state (the initial one differs elsewhere), every byte of the red
-// zone left out, and the dead caller-saved registers (rax, rcx, r8-r11:
-// read(2) takes three arguments) too.
+// The same bytes left unread after the call are dead: the initial state,
+// after A and after B are one state, every byte of the red zone left out,
+// and the registers the kernel writes at the call's return (rax, rcx,
+// r11). The leaf returns into its own file's code, whose compiler may
+// keep values in r8-r10 across it (-fipa-ra): those stay state.
 TEST_F(Liveness, RedZoneNoCodeReadsIsLeftOut) {
   const auto json = red_zone_check("dead");
   EXPECT_EQ(json["verdict"], "holds");
-  EXPECT_EQ(json["distinct_states"], 2);
-  EXPECT_EQ(json["transitions"], 4);
+  EXPECT_EQ(json["distinct_states"], 1);
+  EXPECT_EQ(json["transitions"], 2);
   EXPECT_EQ(json["dead_bytes_per_state"]["red_zones"], 128);
-  EXPECT_EQ(json["dead_bytes_per_state"]["registers"], 48);
+  EXPECT_EQ(json["dead_bytes_per_state"]["registers"], 24);
 }
 
 } // namespace
