@@ -68,9 +68,9 @@ int main(int argc, char **argv) {
   }
   const int client = accept(listener, NULL, NULL);
   for (;;) {
-    const struct kept kept =
-        keep ? wait_keeping(client, buffer, sizeof buffer)
-             : wait_dropping(client, buffer, sizeof buffer);
+    const struct kept kept = keep
+                                 ? wait_keeping(client, buffer, sizeof buffer)
+                                 : wait_dropping(client, buffer, sizeof buffer);
     if (kept.length <= 0)
       break;
     reply[0] = kept.mark != 0 ? (char)kept.mark : '-';
