@@ -52,8 +52,10 @@ static int set(char key) {
   if (key == 'a' && present['b' - 'a']) {
     struct node **b = link_to('b');
     struct node *lost = *b;
-    *b = lost->next;
-    free(lost);
+    if (lost != NULL) {
+      *b = lost->next;
+      free(lost);
+    }
     present['b' - 'a'] = 0;
   }
 #endif

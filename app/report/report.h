@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "app/report/sources_report.h"
 #include "app/report/steps.h"
 #include "search/breadth_first.h"
 #include "tracer/control/target_run.h"
@@ -40,16 +41,6 @@ inline constexpr int kReportFormatVersion = 1;
 // connection the target closed).
 void add_effects_json(nlohmann::json &step,
                       const executor::StepEffects &effects);
-
-// The "sources" and "uncontrolled" fields: each source of time or
-// randomness used, how it was reached and how cmc controlled it.
-void add_sources_json(nlohmann::json &report, const executor::Sources &sources);
-// The same as the "time and randomness:" section of a text report.
-void print_sources(std::FILE *out, const executor::Sources &sources);
-// "NOT CONTROLLED: rdtsc (other): ..." for each source used that cmc does
-// not control, as that section names it.
-[[nodiscard]] std::vector<std::string>
-uncontrolled_sources(const executor::Sources &sources);
 
 // A file an option writes (--json, --html): a path, "-" for stdout, ""
 // nowhere. The file is created when this is made, so a path that cannot be

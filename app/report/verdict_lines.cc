@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "app/report/sources_report.h"
+
 namespace cmc::app {
 namespace {
 
