@@ -73,7 +73,7 @@ int main(int argc, char **argv) {
                                  : wait_dropping(client, buffer, sizeof buffer);
     if (kept.length <= 0)
       break;
-    reply[0] = kept.mark != 0 ? (char)kept.mark : '-';
+    reply[0] = (char)(kept.mark != 0 ? kept.mark : '-');
     reply[1] = '\n';
     if (write(client, reply, sizeof reply) != sizeof reply)
       break;
