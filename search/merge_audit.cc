@@ -1,9 +1,13 @@
 #include "search/merge_audit.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <iterator>
 #include <optional>
+#include <vector>
 
 #include "util/escape.h"
 
@@ -11,6 +15,8 @@ namespace cmc::search {
 namespace {
 
 constexpr std::size_t kMaxValueBytes = 16;
+// Runs of differing bytes a lossy merge names, at most.
+constexpr std::size_t kMaxRunsNamed = 8;
 
 // The bytes of piece name in state, if it has that piece.
 std::optional<std::span<const std::byte>>
@@ -32,25 +38,69 @@ std::string quoted(std::span<const std::byte> bytes) {
 
 } // namespace
 
-std::string describe_difference(const decoder::CanonicalState &a,
-                                const decoder::CanonicalState &b,
-                                const decoder::Location &at) {
+namespace {
+
+// A run of differing bytes from a location: its text and how many bytes of
+// the piece it covers (the whole piece when it is in one state only).
+struct Run {
+  std::string text;
+  std::size_t length = 0;
+};
+
+Run difference_run(const decoder::CanonicalState &a,
+                   const decoder::CanonicalState &b,
+                   const decoder::Location &at) {
   const auto in_a = piece_bytes(a, at.piece);
   const auto in_b = piece_bytes(b, at.piece);
   if (!in_a || !in_b)
-    return fmt::format("{} in one state only", at.piece);
+    return {fmt::format("{} in one state only", at.piece), SIZE_MAX};
   const std::size_t end = std::min(in_a->size(), in_b->size());
   if (at.offset >= end)
-    return fmt::format("{} ({} vs {} bytes)", at.describe(), in_a->size(),
-                       in_b->size());
+    return {fmt::format("{} ({} vs {} bytes)", at.describe(), in_a->size(),
+                        in_b->size()),
+            SIZE_MAX};
   std::size_t length = 0;
   while (at.offset + length < end && length < kMaxValueBytes &&
          (*in_a)[at.offset + length] != (*in_b)[at.offset + length])
     ++length;
   length = std::max<std::size_t>(length, 1);
-  return fmt::format("{} {} vs {}", at.describe(),
-                     quoted(in_a->subspan(at.offset, length)),
-                     quoted(in_b->subspan(at.offset, length)));
+  return {fmt::format("{} {} vs {}", at.describe(),
+                      quoted(in_a->subspan(at.offset, length)),
+                      quoted(in_b->subspan(at.offset, length))),
+          length};
+}
+
+} // namespace
+
+std::string describe_difference(const decoder::CanonicalState &a,
+                                const decoder::CanonicalState &b,
+                                const decoder::Location &at) {
+  return difference_run(a, b, at).text;
+}
+
+std::string describe_runs(const decoder::CanonicalState &a,
+                          const decoder::CanonicalState &b,
+                          std::span<const decoder::Location> locations) {
+  std::vector<std::string> runs;
+  std::size_t more = 0;
+  const decoder::Location *last = nullptr;
+  std::size_t covered = 0;
+  for (const decoder::Location &at : locations) {
+    if (last != nullptr && at.piece == last->piece &&
+        at.offset - last->offset < covered)
+      continue;
+    Run run = difference_run(a, b, at);
+    last = &at;
+    covered = run.length;
+    if (runs.size() < kMaxRunsNamed)
+      runs.push_back(std::move(run.text));
+    else
+      ++more;
+  }
+  std::string text = fmt::format("{}", fmt::join(runs, "; "));
+  if (more != 0)
+    text += fmt::format("; and {} more", more);
+  return text;
 }
 
 Result<std::string>
@@ -83,11 +133,14 @@ name_lossy_merge(executor::Executor &executor,
         decoder::differences(first->images.back(), again->images.back());
   const std::vector<decoder::Location> differing =
       decoder::differences(first->images.back(), second->images.back());
-  for (const decoder::Location &location : differing)
-    if (std::find(volatile_bytes.begin(), volatile_bytes.end(), location) ==
-        volatile_bytes.end())
-      return describe_difference(first->images.back(), second->images.back(),
-                                 location);
+  std::vector<decoder::Location> lost;
+  std::copy_if(differing.begin(), differing.end(), std::back_inserter(lost),
+               [&](const decoder::Location &location) {
+                 return std::find(volatile_bytes.begin(), volatile_bytes.end(),
+                                  location) == volatile_bytes.end();
+               });
+  if (!lost.empty())
+    return describe_runs(first->images.back(), second->images.back(), lost);
   if (!differing.empty())
     return fmt::format("only in bytes that differ between two runs of one "
                        "path too, such as {}",

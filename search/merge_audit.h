@@ -17,11 +17,21 @@ namespace cmc::search {
                                               const decoder::CanonicalState &b,
                                               const decoder::Location &at);
 
+// Each run of bytes from the locations where a and b differ (in order,
+// as decoder::differences lists them), named as describe_difference
+// names the run it starts, "; " between them: the first 8 runs and how
+// many more ("; and 3 more").
+[[nodiscard]] std::string
+describe_runs(const decoder::CanonicalState &a,
+              const decoder::CanonicalState &b,
+              std::span<const decoder::Location> locations);
+
 // Why the region abstraction merged two states whose whole processes
 // differ: replays the path of the state kept and the path merged into it
-// on executor, which keeps images (Executor::keep_images), and names the
-// first location where their last states differ (describe_difference),
-// leaving out the bytes that differ between two runs of the kept path.
+// on executor, which keeps images (Executor::keep_images), and names each
+// run of bytes where their last states differ (as describe_difference,
+// "; " between them, the first 8 and how many more), leaving out the
+// bytes that differ between two runs of the kept path.
 // When the replays show no such byte, says why: both reached the same
 // process this time, they differ only in bytes that differ between runs,
 // or only in what cmc adds (the virtual clock, clients, files).

@@ -305,5 +305,19 @@ TEST(MergeAudit, DescribesTheDifferingRun) {
             "heap chunk 5 (32 B) in one state only");
 }
 
+// Every run of differing bytes is named, a run at most 16 bytes long.
+TEST(MergeAudit, NamesEachDifferingRun) {
+  decoder::CanonicalState a;
+  a.bytes.assign(24, std::byte{'a'});
+  a.pieces = {{"stack of thread 1", 0, 20}, {"fd 3", 20, 4}};
+  decoder::CanonicalState b = a;
+  for (std::size_t i = 2; i < 20; ++i)
+    b.bytes[i] = std::byte{'b'};
+  b.bytes[21] = std::byte{'c'};
+  EXPECT_EQ(describe_runs(a, b, decoder::differences(a, b)),
+            "stack of thread 1+2 'aaaaaaaaaaaaaaaa' vs 'bbbbbbbbbbbbbbbb'; "
+            "stack of thread 1+18 'aa' vs 'bb'; fd 3+1 'a' vs 'c'");
+}
+
 } // namespace
 } // namespace cmc::search
