@@ -305,15 +305,8 @@ std::optional<std::uint64_t> pointer_guard(const ProcessImage &image) {
   constexpr std::uint64_t kPointerGuard = 0x30;
   if (image.threads.empty())
     return std::nullopt;
-  const auto at = image.threads.front().registers.fs_base + kPointerGuard;
-  for (const auto &segment : image.memory)
-    if (at >= segment.address &&
-        at + 8 <= segment.address + segment.bytes.size()) {
-      std::uint64_t guard = 0;
-      std::memcpy(&guard, segment.bytes.data() + (at - segment.address), 8);
-      return guard;
-    }
-  return std::nullopt;
+  return word_at(image,
+                 image.threads.front().registers.fs_base + kPointerGuard);
 }
 
 // "glibc", and the thread arenas hashed as read and why.

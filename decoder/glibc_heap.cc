@@ -55,16 +55,7 @@ public:
   explicit Memory(const ProcessImage &image) : image_(image) {}
 
   [[nodiscard]] std::optional<std::uint64_t> word(std::uint64_t at) const {
-    const auto &memory = image_.memory;
-    auto found = std::upper_bound(
-        memory.begin(), memory.end(), at,
-        [](std::uint64_t a, const MemorySegment &s) { return a < s.address; });
-    if (found == memory.begin())
-      return std::nullopt;
-    --found;
-    if (at + 8 > found->address + found->bytes.size())
-      return std::nullopt;
-    return load(*found, at - found->address);
+    return word_at(image_, at);
   }
 
   // The index of the segment holding at, if any.

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,5 +98,10 @@ struct ProcessImage {
   std::size_t dead_register_bytes = 0;
   std::size_t dead_red_zone_bytes = 0;
 };
+
+// The 8-byte word of image's memory at a target address, where it was
+// read (segments by address).
+[[nodiscard]] std::optional<std::uint64_t> word_at(const ProcessImage &image,
+                                                   std::uint64_t address);
 
 } // namespace cmc::decoder

@@ -49,20 +49,6 @@ const decoder::Mapping *mapping_at(std::span<const decoder::Mapping> maps,
   return &*std::prev(found);
 }
 
-// The word at address in the image's memory, where it was read.
-std::optional<std::uint64_t> word_at(const decoder::ProcessImage &image,
-                                     std::uint64_t address) {
-  for (const decoder::MemorySegment &segment : image.memory)
-    if (address >= segment.address &&
-        address + 8 <= segment.address + segment.bytes.size()) {
-      std::uint64_t value = 0;
-      std::memcpy(&value, segment.bytes.data() + (address - segment.address),
-                  8);
-      return value;
-    }
-  return std::nullopt;
-}
-
 // The file of an executable mapping at address, as (device, inode).
 std::optional<std::tuple<std::uint32_t, std::uint32_t, std::uint64_t>>
 code_file_at(std::span<const decoder::Mapping> maps, std::uint64_t address) {
@@ -82,7 +68,7 @@ std::uint32_t dead_registers(const decoder::Liveness &liveness,
                              const user_regs_struct &registers) {
   if (!liveness.return_slot)
     return liveness.dead;
-  const auto return_address = word_at(
+  const auto return_address = decoder::word_at(
       image, registers.rsp + static_cast<std::uint64_t>(*liveness.return_slot));
   const auto callee = code_file_at(maps, registers.rip);
   const auto caller =
