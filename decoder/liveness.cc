@@ -33,10 +33,6 @@ constexpr int kR8 = 8;
 constexpr int kR9 = 9;
 constexpr int kR10 = 10;
 constexpr int kR11 = 11;
-constexpr std::uint32_t kEveryRegister = (bit(kStatusFlags) << 1) - 1;
-// System V: what a function returns in, and what it keeps for its caller.
-constexpr std::uint32_t kReturnLive =
-    bit(kRax) | bit(kRdx) | bit(kRsp) | bit(kRbx) | bit(kRbp) | 0xf000;
 // A call reads the argument registers, rax (the vector registers a
 // variadic callee takes) and rsp. It is not taken to write the
 // caller-saved ones: a compiler that sees the callee's body (GCC's
@@ -482,9 +478,6 @@ public:
   [[nodiscard]] bool all() const { return all_; }
   [[nodiscard]] std::uint64_t below() const { return below_; }
   [[nodiscard]] std::optional<std::uint64_t> reach() const { return reach_; }
-  [[nodiscard]] std::optional<std::int64_t> return_slot() const {
-    return all_ || slot_lost_ ? std::nullopt : return_slot_;
-  }
 
 private:
   void reach(std::uint64_t distance) {
@@ -521,10 +514,6 @@ private:
   bool all_ = false;
   std::uint64_t below_ = 0;
   std::optional<std::uint64_t> reach_;
-  // rsp's offset at the returns seen; lost at a return where it is not
-  // known or differs, and at a call (the walk does not follow it).
-  std::optional<std::int64_t> return_slot_;
-  bool slot_lost_ = false;
 };
 
 void RedZoneReads::step(Position at, std::vector<Position> &work) {
@@ -533,13 +522,9 @@ void RedZoneReads::step(Position at, std::vector<Position> &work) {
     this->load(at, load);
   if (step.reads_top)
     read_at(at, 0);
-  if (step.flow == Flow::kReturn) {
-    slot_lost_ |= !at.known || (return_slot_ && *return_slot_ != at.offset);
-    return_slot_ = at.offset;
+  if (step.flow == Flow::kReturn)
     return;
-  }
   if (step.flow == Flow::kCall) {
-    slot_lost_ = true;
     // The callee may write anything below the stack pointer of the call:
     // the frame above it is the caller's, and what the callee reads
     // through the registers is bounded as any other read.
@@ -571,6 +556,53 @@ void RedZoneReads::step(Position at, std::vector<Position> &work) {
   }
 }
 
+// rsp's offset from its value at start at every `ret` reachable from
+// it; none when the offsets differ or rsp moves in a way not followed.
+// A call returns with rsp where it was (the callee pops its return
+// address).
+std::optional<std::int64_t> return_slot(const Graph &graph,
+                                        std::uint64_t start) {
+  std::set<std::pair<std::uint64_t, std::int64_t>> seen;
+  std::vector<std::pair<std::uint64_t, std::int64_t>> work{{start, 0}};
+  std::optional<std::int64_t> slot;
+  while (!work.empty()) {
+    const auto [address, offset] = work.back();
+    work.pop_back();
+    if (!seen.emplace(address, offset).second)
+      continue;
+    if (seen.size() > kMaxInstructions)
+      return std::nullopt;
+    const Step &step = graph.at(address);
+    if (step.flow == Flow::kReturn) {
+      if (slot && *slot != offset)
+        return std::nullopt;
+      slot = offset;
+      continue;
+    }
+    if (step.flow != Flow::kCall && step.stack == Stack::kUnknown)
+      return std::nullopt;
+    const std::int64_t next_offset =
+        offset + (step.flow == Flow::kCall ? 0 : step.stack_delta);
+    for (const std::uint64_t next : successors(step))
+      work.emplace_back(next, next_offset);
+  }
+  return slot;
+}
+
+// The code's graph from start, its registers and return slot, or nothing
+// when it cannot be followed.
+std::optional<Graph> analyse_registers(Code &code, std::uint64_t start,
+                                       Liveness &liveness) {
+  Graph graph = build_graph(code, start);
+  if (graph.empty())
+    return std::nullopt;
+  liveness.analysed = true;
+  liveness.live = live_registers(graph, start, 0) | bit(kRsp);
+  liveness.passed = live_registers(graph, start, kEveryRegister) | bit(kRsp);
+  liveness.return_slot = return_slot(graph, start);
+  return graph;
+}
+
 } // namespace
 
 Liveness analyse_liveness(const MemoryReader &read, std::uint64_t rip,
@@ -580,26 +612,29 @@ Liveness analyse_liveness(const MemoryReader &read, std::uint64_t rip,
   // int 0x80 and sysenter enter the kernel's 32-bit calls, which take
   // other registers and keep rcx and r11.
   const bool after_syscall = code.at(rip - 2).starts_with("\x0f\x05");
-  const Graph graph = after_syscall ? build_graph(code, rip) : Graph{};
+  const auto graph =
+      after_syscall ? analyse_registers(code, rip, liveness) : std::nullopt;
   liveness.code = code.take();
-  if (graph.empty())
+  if (!graph)
     return liveness;
-  liveness.analysed = true;
-  const auto dead_with = [&](std::uint32_t live_at_return) {
-    const std::uint32_t live =
-        (live_registers(graph, rip, live_at_return) & ~kSyscallWrites) |
-        argument_bits(arguments) | bit(kRsp);
-    return kEveryRegister & ~live;
-  };
-  liveness.dead = dead_with(kEveryRegister & ~bit(kStatusFlags));
-  liveness.dead_returning_elsewhere = dead_with(kReturnLive);
-  RedZoneReads red_zone(graph);
+  // The kernel writes rax, rcx and r11 when the call returns, and reads
+  // the call's arguments first.
+  liveness.live = (liveness.live & ~kSyscallWrites) | argument_bits(arguments);
+  liveness.passed &= ~kSyscallWrites;
+  RedZoneReads red_zone(*graph);
   red_zone.run(rip, arguments);
   if (!red_zone.all()) {
     liveness.red_zone_read = red_zone.below();
     liveness.reach = red_zone.reach();
   }
-  liveness.return_slot = red_zone.return_slot();
+  return liveness;
+}
+
+Liveness analyse_return(const MemoryReader &read, std::uint64_t address) {
+  Code code(read, address);
+  Liveness liveness;
+  analyse_registers(code, address, liveness);
+  liveness.code = code.take();
   return liveness;
 }
 

@@ -16,33 +16,41 @@ namespace cmc::decoder {
 // below its stack pointer without moving it.
 inline constexpr std::uint64_t kRedZone = 128;
 
-// Bits of Liveness::dead: the general-purpose registers by their
+// Bits of Liveness::live: the general-purpose registers by their
 // x86_register number (rax 0, rbx 1, rcx 2, rdx 3, rsi 4, rdi 5, rbp 6,
 // rsp 7, r8 8 ... r15 15), and the six status flags of eflags.
 inline constexpr int kStatusFlags = 16;
 // CF, PF, AF, ZF, SF, OF in eflags.
 inline constexpr std::uint64_t kStatusFlagBits = 0x8d5;
 
-// What the code a thread waits in may read before it writes it, from the
-// instruction after a `syscall` (rip) to the return of its function, by
-// a dataflow analysis of that code. Whatever it cannot prove dead is live.
+// Every general register and the status flags.
+inline constexpr std::uint32_t kEveryRegister =
+    (std::uint32_t{1} << (kStatusFlags + 1)) - 1;
+// Every general register but the status flags: live at a return whose
+// caller's code cmc cannot follow.
+inline constexpr std::uint32_t kAllButStatusFlags =
+    (std::uint32_t{1} << kStatusFlags) - 1;
+// What the System V ABI keeps live at a return into another file's code,
+// which cannot know what the function leaves alone: the return values
+// (rax, rdx), rsp and the callee-saved registers (rbx, rbp, r12-r15).
+inline constexpr std::uint32_t kAbiReturnLive = 0xf0cb;
+
+// What code may read before writing it, from where it starts (the
+// instruction after a waiting thread's `syscall`, or the return address a
+// function returns to) to the return of its function, by a dataflow
+// analysis of that code. Whatever it cannot prove dead is live.
 struct Liveness {
   // false: the analysis gave up (an indirect jump, code it cannot read or
   // decode, too much code): every register and byte is live.
   bool analysed = false;
-  // Registers (and status flags) no execution reads before writing them.
-  // Whoever called the function: only what the code after the wait (or
-  // the kernel) writes before reading it, and the status flags at its
-  // return. A caller in the same file may keep values in caller-saved
-  // registers the function leaves alone (GCC's -fipa-ra).
-  std::uint32_t dead = 0;
-  // When the function returns to code of another file, which cannot know
-  // what it leaves alone: the System V ABI's caller-saved registers die
-  // at the return too.
-  std::uint32_t dead_returning_elsewhere = 0;
+  // Registers (and status flags, bits as above) live at the start
+  // whatever is live at the return, and those live at the start when
+  // live at the return (live_given).
+  std::uint32_t live = kEveryRegister;
+  std::uint32_t passed = kEveryRegister;
   // Where the return address is at every `ret` of the code: its offset
-  // from the stack pointer at the wait (none when the paths disagree or
-  // lose track of rsp).
+  // from the stack pointer at the start (none when the paths disagree or
+  // lose track of rsp). A call is taken to return with rsp where it was.
   std::optional<std::int64_t> return_slot;
   // The bytes just below the stack pointer the code may read through it:
   // [rsp - red_zone_read, rsp) is live, the rest of the red zone dead.
@@ -66,6 +74,18 @@ struct Liveness {
 [[nodiscard]] Liveness analyse_liveness(const MemoryReader &read,
                                         std::uint64_t rip, int arguments);
 
+// The registers live where a function returns to (its caller's code at
+// the return address): only registers, the red zone fields say all live.
+[[nodiscard]] Liveness analyse_return(const MemoryReader &read,
+                                      std::uint64_t address);
+
+// The registers live at the start of the code when live_at_return are
+// live at the returns of its function.
+[[nodiscard]] inline std::uint32_t live_given(const Liveness &liveness,
+                                              std::uint32_t live_at_return) {
+  return liveness.live | (live_at_return & liveness.passed);
+}
+
 // Addresses a pointer may hold for the red zone below rsp to be live
 // under liveness.reach: [start, end).
 struct RedZoneWindow {
@@ -78,7 +98,7 @@ struct RedZoneWindow {
 [[nodiscard]] RedZoneWindow red_zone_window(const Liveness &liveness,
                                             std::uint64_t rsp);
 
-// The registers with the dead ones (Liveness::dead) zero, the status
+// The registers with the dead ones (ThreadImage::dead) zero, the status
 // flags cleared in eflags when they are dead.
 [[nodiscard]] user_regs_struct without_dead(const user_regs_struct &registers,
                                             std::uint32_t dead);

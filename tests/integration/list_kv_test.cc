@@ -52,6 +52,9 @@ TEST_F(ListKv, ItsCellsGiveTheSeedsTableAndTheAuditNamesWhatDiffers) {
     const std::string first = regions["abstraction"]["first"];
     EXPECT_FALSE(has(first, "not seen again")) << first;
     EXPECT_FALSE(has(first, "no byte named")) << first;
+    // The last key main's loop kept in a register is written again before
+    // it is read: the liveness past read()'s return leaves it out.
+    EXPECT_FALSE(has(first, "registers of thread")) << first;
   }
 }
 

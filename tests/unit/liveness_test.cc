@@ -28,6 +28,7 @@ enum : int {
   kR10,
   kR11,
   kR12,
+  kR13,
 };
 
 std::uint32_t bits(std::initializer_list<int> registers) {
@@ -55,6 +56,14 @@ Liveness analyse_after(std::string_view before,
   return analyse_liveness(read, kRip, arguments);
 }
 
+// The registers dead at the start when live_at_return are live at the
+// return: all but kAllButStatusFlags by default, the ABI's registers when
+// it returns into another file's code.
+std::uint32_t dead(const Liveness &liveness,
+                   std::uint32_t live_at_return = kAllButStatusFlags) {
+  return kEveryRegister & ~live_given(liveness, live_at_return);
+}
+
 Liveness analyse(std::initializer_list<unsigned char> code, int arguments) {
   return analyse_after("\x0f\x05", code, arguments); // syscall
 }
@@ -72,11 +81,11 @@ TEST(Liveness, ReadWrapperLeavesCallerSavedRegistersDead) {
   ASSERT_TRUE(liveness.analysed);
   // Returning into another file's code the ABI holds: caller-saved
   // registers die at the return.
-  EXPECT_EQ(liveness.dead_returning_elsewhere,
+  EXPECT_EQ(dead(liveness, kAbiReturnLive),
             bits({kRax, kRcx, kR8, kR9, kR10, kR11, kStatusFlags}));
   // A caller in the same file may keep values in r8-r10 (-fipa-ra): only
   // what the kernel writes dies.
-  EXPECT_EQ(liveness.dead, bits({kRax, kRcx, kR11, kStatusFlags}));
+  EXPECT_EQ(dead(liveness), bits({kRax, kRcx, kR11, kStatusFlags}));
   EXPECT_EQ(liveness.return_slot, std::optional<std::int64_t>(0));
   EXPECT_EQ(liveness.red_zone_read, 0U);
   // The kernel reads the call's buffer through rsi.
@@ -86,7 +95,7 @@ TEST(Liveness, ReadWrapperLeavesCallerSavedRegistersDead) {
 TEST(Liveness, ArgumentsOfThePendingCallStayLive) {
   const Liveness liveness = analyse({0xc3}, 6);
   ASSERT_TRUE(liveness.analysed);
-  EXPECT_EQ(liveness.dead, bits({kRax, kRcx, kR11, kStatusFlags}));
+  EXPECT_EQ(dead(liveness), bits({kRax, kRcx, kR11, kStatusFlags}));
 }
 
 TEST(Liveness, RedZoneReadAfterTheSyscallIsLive) {
@@ -110,17 +119,17 @@ TEST(Liveness, LoopReachesAFixpoint) {
   // again: dec r8; jnz again; ret
   const Liveness liveness = analyse({0x49, 0xff, 0xc8, 0x75, 0xfb, 0xc3}, 0);
   ASSERT_TRUE(liveness.analysed);
-  EXPECT_EQ(liveness.dead & bits({kR8}), 0U);
-  EXPECT_NE(liveness.dead_returning_elsewhere & bits({kR9}), 0U);
+  EXPECT_EQ(dead(liveness) & bits({kR8}), 0U);
+  EXPECT_NE(dead(liveness, kAbiReturnLive) & bits({kR9}), 0U);
   // dec leaves CF as it was and jnz reads ZF: the flags stay live.
-  EXPECT_EQ(liveness.dead & bits({kStatusFlags}), 0U);
+  EXPECT_EQ(dead(liveness) & bits({kStatusFlags}), 0U);
 }
 
 TEST(Liveness, IndirectJumpKeepsEverythingLive) {
   // jmp rax
   const Liveness liveness = analyse({0xff, 0xe0}, 0);
   EXPECT_FALSE(liveness.analysed);
-  EXPECT_EQ(liveness.dead, 0U);
+  EXPECT_EQ(dead(liveness), 0U);
   EXPECT_EQ(liveness.red_zone_read, kRedZone);
 }
 
@@ -136,7 +145,7 @@ TEST(Liveness, AfterInt80EverythingIsLive) {
   // int 0x80 keeps rcx and r11: ret
   const Liveness liveness = analyse_after("\xcd\x80", {0xc3}, 0);
   EXPECT_FALSE(liveness.analysed);
-  EXPECT_EQ(liveness.dead, 0U);
+  EXPECT_EQ(dead(liveness), 0U);
 }
 
 TEST(Liveness, CallKeepsWhatItsCallerReadsAfterAndItsFrame) {
@@ -147,15 +156,16 @@ TEST(Liveness, CallKeepsWhatItsCallerReadsAfterAndItsFrame) {
               0);
   ASSERT_TRUE(liveness.analysed);
   // r10 is read after the call, which may leave it as it is.
-  EXPECT_EQ(liveness.dead & bits({kR10}), 0U);
-  EXPECT_NE(liveness.dead & bits({kR11}), 0U);
+  EXPECT_EQ(dead(liveness) & bits({kR10}), 0U);
+  EXPECT_NE(dead(liveness) & bits({kR11}), 0U);
   // The call reads its argument registers.
-  EXPECT_EQ(liveness.dead & bits({kRdi, kRsi, kRdx, kR8, kR9, kRbx, kR12}), 0U);
+  EXPECT_EQ(dead(liveness) & bits({kRdi, kRsi, kRdx, kR8, kR9, kRbx, kR12}),
+            0U);
   // The caller's frame below the wait's stack pointer survives the call.
   EXPECT_EQ(liveness.red_zone_read, 16U);
-  // The walk does not follow the call: where the return address is, is
-  // not known.
-  EXPECT_FALSE(liveness.return_slot);
+  // The call returns with rsp where it was: the return address is where
+  // it was at the wait.
+  EXPECT_EQ(liveness.return_slot, std::optional<std::int64_t>(0));
 }
 
 TEST(Liveness, ReadThroughAPointerDependsOnTheProcess) {
@@ -176,6 +186,32 @@ TEST(Liveness, ReadThroughACopyOfRspKeepsTheRedZone) {
       analyse({0x48, 0x89, 0xe3, 0x48, 0x8b, 0x43, 0xf0, 0xc3}, 0);
   ASSERT_TRUE(liveness.analysed);
   EXPECT_EQ(liveness.red_zone_read, kRedZone);
+}
+
+// The caller's code after a call returns: mov rdi,rax; sub rsp,8;
+// call +0; add rsp,8; mov rax,r12; pop rbx; ret.
+TEST(Liveness, CallerReadsWhatItKeepsAndPopsTheRest) {
+  constexpr std::uint64_t kStart = kRip - 0x1000;
+  std::string memory(0x2000, '\0');
+  const std::string code("\x48\x89\xc7\x48\x83\xec\x08\xe8\x00\x00\x00\x00"
+                         "\x48\x83\xc4\x08\x4c\x89\xe0\x5b\xc3",
+                         21);
+  memory.replace(kRip - kStart, code.size(), code);
+  const MemoryReader read = [&](std::uint64_t address, std::size_t length) {
+    if (address < kStart || address >= kStart + memory.size())
+      return std::string();
+    return memory.substr(address - kStart, length);
+  };
+  const Liveness liveness = analyse_return(read, kRip);
+  ASSERT_TRUE(liveness.analysed);
+  // rax (the callee's result) and r12 are read, rbx is popped: r13 lives
+  // only if the caller's caller reads it, r10 passes the call.
+  EXPECT_EQ(liveness.live & bits({kRax, kR12, kRbx}), bits({kRax, kR12}));
+  EXPECT_EQ(dead(liveness) & bits({kRbx, kR13, kR10}), bits({kRbx}));
+  EXPECT_EQ(dead(liveness, kAbiReturnLive) & bits({kR13, kR10, kRbx}),
+            bits({kR10, kRbx}));
+  // The return address is above the popped rbx.
+  EXPECT_EQ(liveness.return_slot, std::optional<std::int64_t>(8));
 }
 
 } // namespace

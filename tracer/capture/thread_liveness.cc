@@ -59,24 +59,8 @@ code_file_at(std::span<const decoder::Mapping> maps, std::uint64_t address) {
   return std::tuple(mapping->dev_major, mapping->dev_minor, mapping->inode);
 }
 
-// The registers of a waiting thread no code reads before writing them:
-// with the ABI's rule at the return when the function returns into the
-// code of another file (the return address at its return_slot).
-std::uint32_t dead_registers(const decoder::Liveness &liveness,
-                             std::span<const decoder::Mapping> maps,
-                             const decoder::ProcessImage &image,
-                             const user_regs_struct &registers) {
-  if (!liveness.return_slot)
-    return liveness.dead;
-  const auto return_address = decoder::word_at(
-      image, registers.rsp + static_cast<std::uint64_t>(*liveness.return_slot));
-  const auto callee = code_file_at(maps, registers.rip);
-  const auto caller =
-      return_address ? code_file_at(maps, *return_address) : std::nullopt;
-  return callee && caller && *callee != *caller
-             ? liveness.dead_returning_elsewhere
-             : liveness.dead;
-}
+// The callers followed past the function a thread waits in.
+constexpr int kFrames = 8;
 
 // Whether the code the result was computed from is still there.
 bool same_code(const decoder::MemoryReader &read, std::uint64_t rip,
@@ -138,22 +122,56 @@ void scan_memory(const decoder::ProcessImage &image,
 } // namespace
 
 const decoder::Liveness &
-ThreadLiveness::liveness_at(pid_t pid, std::span<const decoder::Mapping> maps,
-                            const user_regs_struct &registers) {
-  const auto number = static_cast<long>(registers.orig_rax);
-  const std::uint64_t rip = registers.rip;
-  const decoder::Mapping *mapping = mapping_at(maps, rip);
+ThreadLiveness::analysed_at(pid_t pid, std::span<const decoder::Mapping> maps,
+                            std::uint64_t address, long number) {
+  const decoder::Mapping *mapping = mapping_at(maps, address);
   const Key key =
       mapping != nullptr && mapping->inode != 0
           ? Key{mapping->dev_major, mapping->dev_minor, mapping->inode,
-                rip - mapping->start + mapping->offset, number}
-          : Key{0, 0, 0, rip, number};
+                address - mapping->start + mapping->offset, number}
+          : Key{0, 0, 0, address, number};
   const decoder::MemoryReader read = reader_of(pid);
   if (auto found = known_.find(key);
-      found != known_.end() && same_code(read, rip, found->second))
+      found != known_.end() && same_code(read, address, found->second))
     return found->second;
-  return known_[key] =
-             decoder::analyse_liveness(read, rip, arguments_of(number));
+  return known_[key] = number == kReturn
+                           ? decoder::analyse_return(read, address)
+                           : decoder::analyse_liveness(read, address,
+                                                       arguments_of(number));
+}
+
+std::uint32_t ThreadLiveness::live_registers(
+    pid_t pid, std::span<const decoder::Mapping> maps,
+    const decoder::ProcessImage &image, const user_regs_struct &registers,
+    const decoder::Liveness &waiting) {
+  // The functions on the stack from the one the thread waits in, each
+  // returning to the next, as far as their code can be followed.
+  std::vector<const decoder::Liveness *> frames{&waiting};
+  std::uint64_t rsp = registers.rsp;
+  auto file = code_file_at(maps, registers.rip);
+  std::uint32_t live_at_return = decoder::kAllButStatusFlags;
+  while (frames.size() <= kFrames && frames.back()->return_slot) {
+    rsp += static_cast<std::uint64_t>(*frames.back()->return_slot);
+    const auto address = decoder::word_at(image, rsp);
+    const auto caller = address ? code_file_at(maps, *address) : std::nullopt;
+    if (!caller)
+      break;
+    const decoder::Liveness &frame = analysed_at(pid, maps, *address, kReturn);
+    if (!frame.analysed) {
+      // Code of another file cannot know what the function leaves alone
+      // (the System V ABI); in the same file a caller may keep values in
+      // registers its callee leaves alone (GCC's -fipa-ra).
+      if (file && *caller != *file)
+        live_at_return = decoder::kAbiReturnLive;
+      break;
+    }
+    frames.push_back(&frame);
+    rsp += 8; // the `ret` pops the return address
+    file = caller;
+  }
+  for (auto frame = frames.rbegin(); frame != frames.rend(); ++frame)
+    live_at_return = decoder::live_given(**frame, live_at_return);
+  return live_at_return;
 }
 
 void ThreadLiveness::apply(pid_t pid, std::span<const decoder::Mapping> maps,
@@ -165,10 +183,13 @@ void ThreadLiveness::apply(pid_t pid, std::span<const decoder::Mapping> maps,
     // Stopped in no system call: cmc cannot say what runs next.
     if (static_cast<long>(thread.registers.orig_rax) < 0)
       continue;
-    found[t] = &liveness_at(pid, maps, thread.registers);
+    found[t] = &analysed_at(pid, maps, thread.registers.rip,
+                            static_cast<long>(thread.registers.orig_rax));
     if (!found[t]->analysed)
       continue;
-    thread.dead = dead_registers(*found[t], maps, image, thread.registers);
+    thread.dead =
+        decoder::kEveryRegister &
+        ~live_registers(pid, maps, image, thread.registers, *found[t]);
     image.dead_register_bytes +=
         kRegisterBytes *
         static_cast<std::size_t>(

@@ -25,24 +25,37 @@ struct StackParts {
 };
 
 // Leaves out of a captured image what no code of a waiting thread reads
-// before writing it (decoder::analyse_liveness): its dead registers are
+// before writing it (decoder::analyse_liveness, and analyse_return for
+// the functions it returns to, up to 8 of them): its dead registers are
 // marked (hashed as zero), the dead part of its red zone is moved from
 // its stack segment to the dead range below it. A thread not stopped in a
 // system call, or whose code the analysis cannot follow, keeps all.
 // Results are kept per code location (the file and offset of the waiting
-// instruction, which stays with --aslr) and used again while the code
-// read for them is the same. One per worker, as ProcessCapture.
+// instruction or the return address, which stay with --aslr) and used again
+// while the code read for them is the same. One per worker, as ProcessCapture.
 class ThreadLiveness {
 public:
   void apply(pid_t pid, std::span<const decoder::Mapping> maps,
              std::span<const StackParts> stacks, decoder::ProcessImage &image);
 
 private:
-  const decoder::Liveness &liveness_at(pid_t pid,
+  // The call number of code a function returns to (analyse_return).
+  static constexpr long kReturn = -1;
+  // The liveness of the code at address: a thread waiting there in call
+  // number, or a function returning there (kReturn).
+  const decoder::Liveness &analysed_at(pid_t pid,
                                        std::span<const decoder::Mapping> maps,
-                                       const user_regs_struct &registers);
+                                       std::uint64_t address, long number);
+  // The registers live at a waiting thread, through the code of the
+  // functions it returns to.
+  std::uint32_t live_registers(pid_t pid,
+                               std::span<const decoder::Mapping> maps,
+                               const decoder::ProcessImage &image,
+                               const user_regs_struct &registers,
+                               const decoder::Liveness &waiting);
 
-  // (device major, minor, inode, offset or address, call number)
+  // (device major, minor, inode, offset or address, call number or
+  // kReturn)
   using Key = std::tuple<std::uint32_t, std::uint32_t, std::uint64_t,
                          std::uint64_t, long>;
   std::map<Key, decoder::Liveness> known_;
