@@ -27,7 +27,6 @@ constexpr int kRcx = 2;
 constexpr int kRdx = 3;
 constexpr int kRsi = 4;
 constexpr int kRdi = 5;
-constexpr int kRbp = 6;
 constexpr int kRsp = 7;
 constexpr int kR8 = 8;
 constexpr int kR9 = 9;

@@ -19,9 +19,12 @@ std::span<const std::string_view> register_names() {
 }
 
 std::string Location::describe() const {
-  if (piece.starts_with("registers of thread") && offset % 8 == 0 &&
+  if (piece.starts_with("registers of thread") &&
       offset / 8 < register_names().size())
-    return fmt::format("{}+{}", piece, register_names()[offset / 8]);
+    return offset % 8 == 0
+               ? fmt::format("{}+{}", piece, register_names()[offset / 8])
+               : fmt::format("{}+{}+{}", piece, register_names()[offset / 8],
+                             offset % 8);
   if (piece.starts_with("fd ") && offset < 24 && offset % 8 == 0) {
     static constexpr std::array<std::string_view, 3> kFields = {
         "flags", "position", "client"};

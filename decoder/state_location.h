@@ -15,7 +15,8 @@ namespace cmc::decoder {
 
 // A named byte of a canonical state: piece and offset in it, as
 // "heap chunk 12 (64 B)" + 8, ".bss of beanstalkd" + 0x40,
-// "stack of thread 2" + 16, "registers of thread 1" + 8 (rsp),
+// "stack of thread 2" + 16, "registers of thread 1" + 8 (r14; + 13 is
+// "r14+5"),
 // "fd 7" + 8 (position).
 struct Location {
   std::string piece;

@@ -764,19 +764,24 @@ Result<void> Search::audit_merge(std::uint32_t index, const Transition &from,
   if (*kept == *merged)
     return {};
   ++abstraction.lossy_merges;
-  if (abstraction.first)
+  if (abstraction.named == kLossyMergesNamed)
     return {};
-  LossyMerge first{store_.path_of(index), from.path, ""};
+  LossyMerge merge{store_.path_of(index), from.path, ""};
   if (!auditor_) {
     auditor_ = make_executor();
     auditor_->keep_images();
   }
-  Result<std::string> difference =
-      name_lossy_merge(*auditor_, first.kept, first.merged);
+  Result<MergeDifference> difference =
+      name_lossy_merge(*auditor_, merge.kept, merge.merged);
   if (!difference)
     return difference.error();
-  first.difference = std::move(*difference);
-  abstraction.first = std::move(first);
+  ++abstraction.named;
+  for (const std::string &place : difference->places)
+    ++abstraction.places[place];
+  if (!abstraction.first) {
+    merge.difference = std::move(difference->text);
+    abstraction.first = std::move(merge);
+  }
   return {};
 }
 

@@ -78,32 +78,40 @@ std::string describe_difference(const decoder::CanonicalState &a,
   return difference_run(a, b, at).text;
 }
 
+namespace {
+
+// The first location of each run of differing bytes, in order.
+std::vector<const decoder::Location *>
+run_starts(const decoder::CanonicalState &a, const decoder::CanonicalState &b,
+           std::span<const decoder::Location> locations) {
+  std::vector<const decoder::Location *> starts;
+  std::size_t covered = 0;
+  for (const decoder::Location &at : locations) {
+    if (!starts.empty() && at.piece == starts.back()->piece &&
+        at.offset - starts.back()->offset < covered)
+      continue;
+    starts.push_back(&at);
+    covered = difference_run(a, b, at).length;
+  }
+  return starts;
+}
+
+} // namespace
+
 std::string describe_runs(const decoder::CanonicalState &a,
                           const decoder::CanonicalState &b,
                           std::span<const decoder::Location> locations) {
+  const auto starts = run_starts(a, b, locations);
   std::vector<std::string> runs;
-  std::size_t more = 0;
-  const decoder::Location *last = nullptr;
-  std::size_t covered = 0;
-  for (const decoder::Location &at : locations) {
-    if (last != nullptr && at.piece == last->piece &&
-        at.offset - last->offset < covered)
-      continue;
-    Run run = difference_run(a, b, at);
-    last = &at;
-    covered = run.length;
-    if (runs.size() < kMaxRunsNamed)
-      runs.push_back(std::move(run.text));
-    else
-      ++more;
-  }
+  for (std::size_t i = 0; i < std::min(starts.size(), kMaxRunsNamed); ++i)
+    runs.push_back(difference_run(a, b, *starts[i]).text);
   std::string text = fmt::format("{}", fmt::join(runs, "; "));
-  if (more != 0)
-    text += fmt::format("; and {} more", more);
+  if (starts.size() > kMaxRunsNamed)
+    text += fmt::format("; and {} more", starts.size() - kMaxRunsNamed);
   return text;
 }
 
-Result<std::string>
+Result<MergeDifference>
 name_lossy_merge(executor::Executor &executor,
                  std::span<const executor::PathStep> kept,
                  std::span<const executor::PathStep> merged) {
@@ -114,14 +122,18 @@ name_lossy_merge(executor::Executor &executor,
   if (!second)
     return second.error();
   if (first->fault || second->fault)
-    return std::string("not seen again: a replay of the paths failed");
+    return MergeDifference{
+        std::string("not seen again: a replay of the paths failed"), {}};
   if (first->images.empty() || second->images.empty() ||
       !first->process_after || !second->process_after)
-    return std::string("no byte named: the executor kept no image");
+    return MergeDifference{
+        std::string("no byte named: the executor kept no image"), {}};
   if (*first->process_after == *second->process_after)
-    return std::string("not seen again: on another run both paths reached "
-                       "the same process (bytes outside the regions that "
-                       "differ between runs?)");
+    return MergeDifference{
+        std::string("not seen again: on another run both paths reached "
+                    "the same process (bytes outside the regions that "
+                    "differ between runs?)"),
+        {}};
   // Bytes that differ between two runs of one path (volatile) are not
   // what the abstraction lost: a third run tells them.
   Result<executor::Observation> again = executor.run(kept);
@@ -139,14 +151,24 @@ name_lossy_merge(executor::Executor &executor,
                  return std::find(volatile_bytes.begin(), volatile_bytes.end(),
                                   location) == volatile_bytes.end();
                });
-  if (!lost.empty())
-    return describe_runs(first->images.back(), second->images.back(), lost);
+  const decoder::CanonicalState &a = first->images.back();
+  const decoder::CanonicalState &b = second->images.back();
+  if (!lost.empty()) {
+    MergeDifference difference{describe_runs(a, b, lost), {}};
+    for (const decoder::Location *at : run_starts(a, b, lost))
+      difference.places.push_back(at->describe());
+    return difference;
+  }
   if (!differing.empty())
-    return fmt::format("only in bytes that differ between two runs of one "
-                       "path too, such as {}",
-                       differing.front().describe());
-  return std::string("in what cmc adds to the state: the virtual clock, "
-                     "timers, clients or files");
+    return MergeDifference{
+        fmt::format("only in bytes that differ between two runs of one "
+                    "path too, such as {}",
+                    differing.front().describe()),
+        {}};
+  return MergeDifference{
+      std::string("in what cmc adds to the state: the virtual clock, "
+                  "timers, clients or files"),
+      {}};
 }
 
 } // namespace cmc::search

@@ -2,6 +2,7 @@
 
 #include <span>
 #include <string>
+#include <vector>
 
 #include "decoder/canonical_state.h"
 #include "executor/executor.h"
@@ -26,16 +27,26 @@ describe_runs(const decoder::CanonicalState &a,
               const decoder::CanonicalState &b,
               std::span<const decoder::Location> locations);
 
+// Where two merged states differ: each run of bytes named with its values
+// (describe_runs), and the byte each run starts at, by name.
+struct MergeDifference {
+  std::string text;
+  std::vector<std::string> places;
+};
+
+// The lossy merges of a search named, at most (each is three replays).
+inline constexpr std::size_t kLossyMergesNamed = 8;
+
 // Why the region abstraction merged two states whose whole processes
 // differ: replays the path of the state kept and the path merged into it
 // on executor, which keeps images (Executor::keep_images), and names each
-// run of bytes where their last states differ (as describe_difference,
-// "; " between them, the first 8 and how many more), leaving out the
-// bytes that differ between two runs of the kept path.
-// When the replays show no such byte, says why: both reached the same
-// process this time, they differ only in bytes that differ between runs,
-// or only in what cmc adds (the virtual clock, clients, files).
-[[nodiscard]] Result<std::string>
+// run of bytes where their last states differ (as describe_runs),
+// leaving out the bytes that differ between two runs of the kept path.
+// When the replays show no such byte, says why (and names no place): both
+// reached the same process this time, they differ only in bytes that
+// differ between runs, or only in what cmc adds (the virtual clock,
+// clients, files).
+[[nodiscard]] Result<MergeDifference>
 name_lossy_merge(executor::Executor &executor,
                  std::span<const executor::PathStep> kept,
                  std::span<const executor::PathStep> merged);

@@ -77,6 +77,12 @@ struct Abstraction {
   std::size_t merges = 0;       // audited (both states' processes known)
   std::size_t lossy_merges = 0; // whose processes differed
   std::optional<LossyMerge> first;
+  // The lossy merges replayed to name where they differ (the first ones
+  // found, at most kLossyMergesNamed), and the byte each run of differing
+  // bytes starts at ("stack of thread 1+24"), with how many of them it
+  // told apart.
+  std::size_t named = 0;
+  std::map<std::string, std::size_t> places;
 };
 
 // What the search exercised of one message.

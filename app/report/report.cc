@@ -81,6 +81,30 @@ void print_liveness(std::FILE *out, const search::Report &report) {
              registers + red_zones, registers, red_zones);
 }
 
+// Where the named lossy merges differ, the place most of them differ at
+// first.
+std::vector<std::pair<std::string, std::size_t>>
+lossy_places(const search::Abstraction &abstraction) {
+  std::vector<std::pair<std::string, std::size_t>> places(
+      abstraction.places.begin(), abstraction.places.end());
+  std::stable_sort(
+      places.begin(), places.end(),
+      [](const auto &a, const auto &b) { return a.second > b.second; });
+  return places;
+}
+
+// "lossy merges differ at: stack of thread 1+24 (5), ...; 5 of 14 named".
+void print_lossy_places(std::FILE *out, const search::Report &report) {
+  if (!report.abstraction || report.abstraction->places.empty())
+    return;
+  std::vector<std::string> places;
+  for (const auto &[place, merges] : lossy_places(*report.abstraction))
+    places.push_back(fmt::format("{} ({})", place, merges));
+  fmt::print(out, "lossy merges differ at: {}; {} of {} lossy merges named\n",
+             fmt::join(places, ", "), report.abstraction->named,
+             report.abstraction->lossy_merges);
+}
+
 // "state: the whole process (--dedup process); heap: ...; 120000 bytes
 // read, 30000 hashed per state".
 void print_state_kind(std::FILE *out, const search::Report &report,
@@ -113,6 +137,7 @@ void print_state_kind(std::FILE *out, const search::Report &report,
                         mean(report.bytes_read, report.runs_measured),
                         mean(report.bytes_hashed, report.runs_measured));
   fmt::print(out, "state: {}\n", text);
+  print_lossy_places(out, report);
   print_liveness(out, report);
 }
 
@@ -129,10 +154,15 @@ nlohmann::json abstraction_json(const search::Report &report,
   if (!report.abstraction)
     return nullptr;
   const search::Abstraction &abstraction = *report.abstraction;
+  nlohmann::json places = nlohmann::json::array();
+  for (const auto &[place, merges] : lossy_places(abstraction))
+    places.push_back({{"place", place}, {"merges", merges}});
   nlohmann::json json = {{"merges", abstraction.merges},
                          {"lossy_merges", abstraction.lossy_merges},
                          {"first", nullptr},
-                         {"first_paths", nullptr}};
+                         {"first_paths", nullptr},
+                         {"named_merges", abstraction.named},
+                         {"places", std::move(places)}};
   if (abstraction.first) {
     json["first"] = abstraction.first->difference;
     json["first_paths"] = {path_json(names, abstraction.first->kept),

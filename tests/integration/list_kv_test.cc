@@ -55,6 +55,15 @@ TEST_F(ListKv, ItsCellsGiveTheSeedsTableAndTheAuditNamesWhatDiffers) {
     // The last key main's loop kept in a register is written again before
     // it is read: the liveness past read()'s return leaves it out.
     EXPECT_FALSE(has(first, "registers of thread")) << first;
+    // The first lossy merges are named, each by where its runs of
+    // differing bytes start.
+    const auto &abstraction = regions["abstraction"];
+    EXPECT_GE(abstraction["named_merges"], 1);
+    EXPECT_LE(abstraction["named_merges"], abstraction["lossy_merges"]);
+    ASSERT_FALSE(abstraction["places"].empty());
+    EXPECT_LE(abstraction["places"][0]["merges"], abstraction["named_merges"]);
+    EXPECT_TRUE(has(abstraction["places"][0]["place"], "stack of thread 1+"))
+        << abstraction["places"];
   }
 }
 

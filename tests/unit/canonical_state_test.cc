@@ -81,6 +81,13 @@ TEST(CanonicalState, ThreadIdsAreHashedAsTheThreadsNumber) {
             canonicalize(copied_again, raw_kept()).fingerprint);
 }
 
+TEST(CanonicalState, ARegistersByteIsNamedByItsRegister) {
+  EXPECT_EQ((Location{"registers of thread 1", 13 * 8}).describe(),
+            "registers of thread 1+rsi");
+  EXPECT_EQ((Location{"registers of thread 1", 13 * 8 + 5}).describe(),
+            "registers of thread 1+rsi+5");
+}
+
 TEST(CanonicalState, DifferencesNameTheBytesAndTheMaskHidesThem) {
   const auto before = small_image(100);
   auto after = small_image(100);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -87,9 +88,13 @@ TEST(RegionAudit, CountsAndNamesLossyMerges) {
               (std::vector<PathStep>{1, 0}));
     EXPECT_EQ(report->abstraction->first->difference,
               kScratch.describe() + " 'b' vs 'a'");
-    // Only the replays that name it keep images: both paths, and the kept
-    // one again to leave out bytes that differ between runs.
-    EXPECT_EQ(kv.image_runs(), 3U);
+    // Only the replays that name them keep images: for each lossy merge
+    // both paths, and the kept one again to leave out bytes that differ
+    // between runs.
+    EXPECT_EQ(kv.image_runs(), 6U);
+    EXPECT_EQ(report->abstraction->named, 2U);
+    EXPECT_EQ(report->abstraction->places,
+              (std::map<std::string, std::size_t>{{kScratch.describe(), 2}}));
     reports.push_back(*report);
   }
   for (const Report &report : reports)

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstring>
 #include <optional>
+#include <ranges>
 #include <string>
 #include <tuple>
 
@@ -169,8 +170,8 @@ std::uint32_t ThreadLiveness::live_registers(
     rsp += 8; // the `ret` pops the return address
     file = caller;
   }
-  for (auto frame = frames.rbegin(); frame != frames.rend(); ++frame)
-    live_at_return = decoder::live_given(**frame, live_at_return);
+  for (const decoder::Liveness *frame : std::views::reverse(frames))
+    live_at_return = decoder::live_given(*frame, live_at_return);
   return live_at_return;
 }
 
