@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <numeric>
 #include <optional>
-#include <ranges>
 #include <string>
 #include <tuple>
 
@@ -170,9 +170,13 @@ std::uint32_t ThreadLiveness::live_registers(
     rsp += 8; // the `ret` pops the return address
     file = caller;
   }
-  for (const decoder::Liveness *frame : std::views::reverse(frames))
-    live_at_return = decoder::live_given(*frame, live_at_return);
-  return live_at_return;
+  // From the outermost function followed in to the one the thread waits
+  // in, what is live at each return.
+  return std::accumulate(
+      frames.rbegin(), frames.rend(), live_at_return,
+      [](std::uint32_t live, const decoder::Liveness *frame) {
+        return decoder::live_given(*frame, live);
+      });
 }
 
 void ThreadLiveness::apply(pid_t pid, std::span<const decoder::Mapping> maps,
