@@ -39,7 +39,16 @@ std::string Fault::violation() const {
       fmt::format("target {} during step {}", describe(), step + 1);
   if (!last_output.empty())
     text += fmt::format("; it last wrote \"{}\"", last_output);
+  text += output_not_kept(output_written, output_dropped);
   return text;
+}
+
+std::string output_not_kept(std::uint64_t written, std::uint64_t dropped) {
+  if (dropped == 0)
+    return "";
+  return fmt::format(" ({} of the {} bytes it wrote were not kept: cmc keeps "
+                     "the first and last {} KiB)",
+                     dropped, written, kOutputKept / 1024);
 }
 
 void Executor::set_mask(std::span<const std::size_t> offsets) {

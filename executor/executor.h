@@ -76,6 +76,10 @@ struct Fault {
   // (Initialised, as every member, so that designated initializers may
   // leave them out without GCC's -Wmissing-field-initializers.)
   std::string last_output{};
+  // How many bytes it wrote to stdout and stderr, and how many of them
+  // cmc did not keep (it keeps the first and last few KiB).
+  std::uint64_t output_written = 0;
+  std::uint64_t output_dropped = 0;
   // Killed by a signal the target raised (a crash): the stack of the
   // thread it hit, innermost first, as it was delivered; else empty.
   std::vector<Frame> backtrace{};
@@ -86,6 +90,15 @@ struct Fault {
   // wrote "..."'.
   [[nodiscard]] std::string violation() const;
 };
+
+// Of what a target writes to its stdout and stderr in a run, cmc keeps the
+// first and the last kOutputKept bytes.
+inline constexpr std::size_t kOutputKept = 4096;
+
+// " (N of the M bytes it wrote were not kept: cmc keeps the first and
+// last 4 KiB)" when dropped, else "".
+[[nodiscard]] std::string output_not_kept(std::uint64_t written,
+                                          std::uint64_t dropped);
 
 // What a step did to the connections, besides changing the state and
 // bringing replies.

@@ -174,6 +174,13 @@ Result<Reply> PluginHost::receive() {
 
 Error PluginHost::ended() {
   socket_.reset();
+  // Its process group outlives a host that died in a call: what the plugin
+  // started is killed while the host, a zombie, still holds the group's id.
+  siginfo_t info{};
+  while (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 &&
+         errno == EINTR) {
+  }
+  kill(-pid_, SIGKILL);
   int raw = 0;
   while (waitpid(pid_, &raw, 0) < 0 && errno == EINTR) {
   }
@@ -192,6 +199,7 @@ Error PluginHost::ended() {
 
 Error PluginHost::kill_for(const std::string &why) {
   socket_.reset();
+  kill(-pid_, SIGKILL);
   kill(pid_, SIGKILL);
   while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
   }

@@ -19,7 +19,11 @@ namespace cmc::app {
 // exits or loops takes its host down, not cmc. It leads its own process
 // group, so the terminal's Ctrl-C reaches only cmc, whose interrupt() kills
 // it like a target (tracer::Watchdog); it exits when cmc's end of the
-// socket closes, however cmc ends. One call at a time.
+// socket closes, however cmc ends. One call at a time. Every process the
+// plugin starts dies with the call: the host, a child subreaper, kills and
+// reaps them all before it replies and before it exits; when the host
+// itself dies in a call (a crash, a deadline, an interrupt), cmc kills its
+// process group.
 class PluginHost {
 public:
   // Starts program (this cmc: /proc/self/exe) as the host of plugin and

@@ -3,7 +3,9 @@
 #include <dlfcn.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,8 +13,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -24,6 +29,37 @@ namespace {
 
 constexpr int kSocketFd = 3; // see app/plugins/plugin_host.cc
 
+// The children of every thread of the host, live or not yet reaped.
+std::vector<pid_t> children() {
+  std::vector<pid_t> pids;
+  std::error_code error;
+  for (const auto &task :
+       std::filesystem::directory_iterator("/proc/self/task", error)) {
+    std::ifstream list(task.path() / "children");
+    for (pid_t pid = 0; list >> pid;)
+      pids.push_back(pid);
+  }
+  return pids;
+}
+
+// Kills and reaps every process the plugin started. The host is a child
+// subreaper (run_plugin_server): the kernel makes it the parent of each
+// orphan among them, setsid or not, before that orphan's parent can be
+// reaped, so each round finds the next generation until none is left.
+// Rounds are bounded for a plugin thread that forks without end.
+void end_descendants() {
+  for (int round = 0; round < 1000; ++round) {
+    const std::vector<pid_t> pids = children();
+    if (pids.empty())
+      return;
+    for (const pid_t pid : pids)
+      kill(pid, SIGKILL);
+    for (const pid_t pid : pids)
+      while (waitpid(pid, nullptr, __WALL) < 0 && errno == EINTR) {
+      }
+  }
+}
+
 // Ends the host once cmc's end of the socket is closed, whatever the
 // plugin is doing: poll reports POLLHUP on a stream socket whose peer is
 // gone even when asked for no event. This, not PR_SET_PDEATHSIG, since that
@@ -34,6 +70,7 @@ void exit_with_cmc() {
     pollfd socket{kSocketFd, 0, 0};
     while (poll(&socket, 1, -1) < 0 && errno == EINTR) {
     }
+    end_descendants();
     _exit(0);
   }).detach();
 }
@@ -126,6 +163,8 @@ int serve(const cmc_property &property) {
     char *text = violation.clear();
     const int verdict = property.check(&whole, text, kViolationSize);
     text[kViolationSize - 1] = '\0';
+    // What the plugin started dies with the call.
+    end_descendants();
     if (!reply({verdict == 0 ? ReplyStatus::kHolds : ReplyStatus::kViolated,
                 verdict == 0 ? "" : text}))
       return 1;
@@ -135,8 +174,17 @@ int serve(const cmc_property &property) {
 } // namespace
 
 int run_plugin_server(const char *plugin) {
+  // Every process the plugin starts stays the host's descendant, however
+  // it detaches, so that end_descendants finds it.
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+    reply({ReplyStatus::kRefused,
+           fmt::format("cannot make its host a child subreaper: {}",
+                       std::strerror(errno))});
+    return 0;
+  }
   exit_with_cmc();
   const auto property = load(plugin);
+  end_descendants();
   if (!property) {
     reply({ReplyStatus::kRefused, property.error().message});
     return 0;

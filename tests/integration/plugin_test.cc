@@ -7,9 +7,11 @@
 
 #include <sys/wait.h>
 
+#include <cerrno>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "tests/integration/run_cmc.h"
 
@@ -271,6 +273,76 @@ TEST_F(Plugins, AnInterruptEndsAPluginThatLoops) {
         << run.err;
     EXPECT_EQ(run.json()["error"], "interrupted") << run.out;
   }
+}
+
+// The pids a hostile fork or forkloop plugin wrote to file.
+std::vector<pid_t> pids_in(const std::string &file) {
+  std::vector<pid_t> pids;
+  std::ifstream list(file);
+  for (pid_t pid = 0; list >> pid;)
+    pids.push_back(pid);
+  return pids;
+}
+
+// Not even a zombie: the host reaped it.
+bool gone(pid_t pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
+
+// A plugin that forks, and whose grandchild leaves the child and its
+// process group, leaves nothing behind: each call's processes die with the
+// call, and the verdict and counts are those of the check without it.
+TEST_F(Plugins, WhatAPluginStartsDiesWithTheCall) {
+  const std::string file =
+      ::testing::TempDir() + "/cmc-plugin-pids-" + std::to_string(getpid());
+  setenv("CMC_TEST_PID_FILE", file.c_str(), 1);
+  auto without = hostile_check(hostile("fork"), "10");
+  without.erase(without.begin() + 8, without.begin() + 10);
+  const Outcome alone = run_cmc(without);
+  ASSERT_EQ(alone.status, 0) << alone.err;
+  for (const std::string jobs : {"1", "2"}) {
+    SCOPED_TRACE(jobs);
+    std::filesystem::remove(file);
+    auto args = hostile_check(hostile("fork"), "10");
+    args[3] = jobs;
+    const Outcome run = run_cmc(args);
+    ASSERT_EQ(run.status, 0) << run.err;
+    const auto json = run.json();
+    EXPECT_EQ(json["verdict"], "holds");
+    EXPECT_EQ(json["distinct_states"], alone.json()["distinct_states"]);
+    EXPECT_EQ(json["transitions"], alone.json()["transitions"]);
+    // Two processes for each transition checked.
+    const std::vector<pid_t> pids = pids_in(file);
+    EXPECT_EQ(pids.size(), 2 * json["transitions"].get<std::size_t>());
+    for (const pid_t pid : pids)
+      EXPECT_TRUE(gone(pid)) << pid;
+  }
+  std::filesystem::remove(file);
+  unsetenv("CMC_TEST_PID_FILE");
+}
+
+// cmc killed while the plugin loops after it forked: the host kills and
+// reaps what the plugin started before it exits.
+TEST_F(Plugins, WhatAPluginStartsDiesWithCmc) {
+  const std::string file =
+      ::testing::TempDir() + "/cmc-plugin-pids-" + std::to_string(getpid());
+  std::filesystem::remove(file);
+  setenv("CMC_TEST_PID_FILE", file.c_str(), 1);
+  const Started started = start_cmc(hostile_check(hostile("forkloop"), "100"));
+  unsetenv("CMC_TEST_PID_FILE");
+  // It spins once it has written both pids.
+  const pid_t host = wait_for_spinning_child(started.pid);
+  ASSERT_NE(host, -1);
+  const std::vector<pid_t> pids = pids_in(file);
+  EXPECT_EQ(pids.size(), 2U);
+  kill(started.pid, SIGKILL);
+  finish(started);
+  int status = 0;
+  ASSERT_EQ(waitpid(host, &status, 0), host);
+  EXPECT_TRUE(WIFEXITED(status)) << status;
+  for (const pid_t pid : pids)
+    EXPECT_TRUE(gone(pid)) << pid;
+  std::filesystem::remove(file);
+  std::filesystem::remove_all(workdirs_);
+  std::filesystem::create_directories(workdirs_);
 }
 
 // The host ends with cmc, however cmc ends, even in the middle of a call.

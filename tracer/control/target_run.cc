@@ -100,12 +100,13 @@ Error startup_error(const TargetSpec &spec, Tracee &tracee,
   if (spec.launch.show_output)
     return Error{message};
   // One line still: the last line it wrote says most often why.
-  const std::string last = last_line(tracee.output());
+  const TargetOutput output = tracee.output();
+  const std::string last = last_line(output.end());
   if (last.empty())
     return Error{message + " (it wrote no output)"};
-  return Error{fmt::format("{}; it last wrote \"{}\" (--show-output shows "
-                           "all)",
-                           message, last)};
+  return Error{fmt::format(
+      "{}; it last wrote \"{}\"{} (--show-output shows all)", message, last,
+      executor::output_not_kept(output.written, output.dropped()))};
 }
 
 Result<sockaddr_storage> target_address(const TargetSpec &spec,
@@ -404,7 +405,6 @@ Result<std::optional<executor::Fault>> TargetRun::run_step() {
   // no fault of the target's.
   if (Watchdog::instance().interrupted())
     return interrupted_error();
-  tracee_->drain_output();
   if (fault && *fault)
     add_last_output(**fault);
   if (!fault || *fault)
@@ -428,9 +428,12 @@ Result<std::optional<executor::Fault>> TargetRun::gone() {
 }
 
 void TargetRun::add_last_output(executor::Fault &fault) {
-  tracee_->drain_output();
-  if (!spec_->launch.show_output)
-    fault.last_output = last_line(tracee_->output());
+  if (spec_->launch.show_output)
+    return;
+  const TargetOutput output = tracee_->output();
+  fault.last_output = last_line(output.end());
+  fault.output_written = output.written;
+  fault.output_dropped = output.dropped();
 }
 
 Result<void> TargetRun::collect_replies() {

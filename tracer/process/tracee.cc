@@ -197,7 +197,6 @@ std::vector<char *> target_environment() {
 }
 
 constexpr int kOutputPipeSize = 1 << 20;
-constexpr std::size_t kOutputKept = 4096;
 
 // The text of a /proc file of the target's: a gone target is kTargetGone.
 Result<std::string> read_proc(const std::string &path) {
@@ -225,8 +224,8 @@ Result<std::array<UniqueFd, 2>> output_pipe() {
   std::array<UniqueFd, 2> ends{UniqueFd(output[0]), UniqueFd(output[1])};
   if (fcntl(ends[0].get(), F_SETFL, O_NONBLOCK) != 0)
     return system_error("cannot prepare the launch", errno);
-  // Room for a step's worth of logging: a target blocked on a full pipe
-  // does not become quiescent (a hang), so cmc drains it after each step.
+  // OutputDrain reads the pipe as the target writes; a larger pipe wakes
+  // it less often.
   fcntl(ends[1].get(), F_SETPIPE_SZ, kOutputPipeSize);
   return ends;
 }
@@ -334,7 +333,8 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec,
     return pid.error();
   std::unique_ptr<Tracee> tracee(new Tracee(*pid));
   tracee->files_.emplace(std::move(*files));
-  tracee->output_ = std::move(output_read);
+  tracee->output_ =
+      std::make_unique<OutputDrain::Registration>(std::move(output_read));
   report_write.reset();
   output_write.reset();
   if (auto started = tracee->await_exec(spec, report_read.get()); !started)
@@ -548,16 +548,6 @@ Tracee::call_at_seccomp_stop(const Registers &entered, long nr,
   if (auto restored = set_registers(*saved); !restored)
     return restored.error();
   return after->result();
-}
-
-void Tracee::drain_output() {
-  std::array<char, 4096> buffer{};
-  ssize_t got = 0;
-  while (output_.valid() &&
-         (got = ::read(output_.get(), buffer.data(), buffer.size())) > 0)
-    output_tail_.append(buffer.data(), static_cast<std::size_t>(got));
-  if (output_tail_.size() > kOutputKept)
-    output_tail_.erase(0, output_tail_.size() - kOutputKept);
 }
 
 Result<bool> Tracee::at_syscall_exit() const {

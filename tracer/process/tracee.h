@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "decoder/proc_maps.h"
+#include "tracer/process/output_drain.h"
 #include "tracer/process/process_access.h"
 #include "tracer/process/wait_status.h"
 #include "tracer/process/watchdog.h"
@@ -139,17 +140,13 @@ public:
   [[nodiscard]] Result<long>
   call_at_seccomp_stop(const Registers &entered, long nr,
                        const std::array<std::uint64_t, 4> &args);
-  // Moves what the target wrote to its stdout and stderr (unless
-  // show_output) from their pipe to output(); needed now and then, or a
-  // target that writes much blocks on the full pipe.
-  void drain_output();
-  // The last few KiB of that output, drained first.
-  [[nodiscard]] const std::string &output() {
-    drain_output();
-    return output_tail_;
+  // What the target wrote to its stdout and stderr so far (nothing with
+  // show_output), read from their pipe as it writes (OutputDrain).
+  [[nodiscard]] TargetOutput output() const { return output_->output(); }
+  // Puts back what output() returned (a restored snapshot's).
+  void restore_output(TargetOutput output) const {
+    output_->restore(std::move(output));
   }
-  // Puts back a tail output() returned (a restored snapshot's).
-  void restore_output(std::string tail) { output_tail_ = std::move(tail); }
   // The files the target may write: its working directory and copies.
   [[nodiscard]] const RunFiles &files() const { return *files_; }
   // Whether the target is known to have ended (it has been reaped).
@@ -178,8 +175,7 @@ private:
   mutable std::map<pid_t, pid_t> namespace_tids_; // cmc's id -> the target's
   UniqueFd pidfd_;
   std::optional<RunFiles> files_; // removed after the target is reaped
-  UniqueFd output_;
-  std::string output_tail_;
+  std::unique_ptr<OutputDrain::Registration> output_;
   std::unique_ptr<Watchdog::Lease> lease_;
 };
 

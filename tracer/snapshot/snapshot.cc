@@ -195,7 +195,7 @@ Result<std::string> Snapshot::restore(TargetRun &run) const {
 }
 
 std::size_t Snapshot::size() const {
-  std::size_t bytes = pages_.size() + output_.size();
+  std::size_t bytes = pages_.size() + output_.head.size() + output_.tail.size();
   for (const ProcDescriptor &descriptor : outside_.descriptors)
     bytes += descriptor.link.size() + descriptor.info.size();
   return bytes;

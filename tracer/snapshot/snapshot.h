@@ -63,7 +63,7 @@ private:
   SavedPages pages_;
   Outside outside_;
   Session::Saved session_;
-  std::string output_;
+  TargetOutput output_;
   std::vector<executor::FileDigest> files_;
   SavedConnections connections_;
   std::size_t unrestorable_calls_ = 0; // Session::unrestorable_calls
