@@ -247,9 +247,9 @@ Explorer::~Explorer() = default;
 
 const std::vector<std::string> &Explorer::commands() {
   static const std::vector<std::string> names{
-      "send",  "disconnect", "tick",  "preempt",  "state", "diff", "log",
-      "catch", "delete",     "sites", "back",     "reset", "path", "help",
-      "quit",  "bt",         "regs",  "continue", "next"};
+      "send", "disconnect", "tick",   "crash", "preempt",  "state", "diff",
+      "log",  "catch",      "delete", "sites", "back",     "reset", "path",
+      "help", "quit",       "bt",     "regs",  "continue", "next"};
   return names;
 }
 
@@ -339,7 +339,7 @@ bool Explorer::execute(const std::string &line) {
   if (word == "quit" || word == "q")
     return false;
   const bool live = word == "send" || word == "disconnect" || word == "tick" ||
-                    word == "state" || word == "diff";
+                    word == "crash" || word == "state" || word == "diff";
   if (live && ended_) {
     fmt::print("the target has ended; 'back' or 'reset' starts it again\n");
     return true;
@@ -362,6 +362,8 @@ void Explorer::execute(const std::string &word, const std::string &argument) {
       disconnect(argument);
     else if (word == "tick")
       tick(argument);
+    else if (word == "crash")
+      crash();
     else if (word == "preempt")
       preempt(argument);
     else if (word == "state")
@@ -391,6 +393,8 @@ void Explorer::execute(const std::string &word, const std::string &argument) {
           "disconnect CLIENT  close CLIENT's connection (its next message "
           "connects again)\n"
           "tick [DURATION]  advance the virtual clock (default --tick)\n"
+          "crash            with --crash: kill the target, revert its files "
+          "to what was durable and start it again\n"
           "preempt N[,N...] the next step switches threads at these of its "
           "preemption points (system calls at which the thread running "
           "stopped while another could run), as check --preemptions\n"
@@ -490,6 +494,14 @@ void Explorer::disconnect(const std::string &argument) {
   }
   require_client(argument);
   take_next({{app::Step::Kind::kDisconnect, argument, ""}, {}, ""});
+}
+
+void Explorer::crash() {
+  if (!spec_->crash) {
+    fmt::print("crash needs --crash: start explore with it\n");
+    return;
+  }
+  take_next({{app::Step::Kind::kCrash, "", ""}, {}, ""});
 }
 
 void Explorer::tick(const std::string &argument) {

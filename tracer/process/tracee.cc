@@ -246,7 +246,17 @@ void add_mounts_and_argv(ChildPlan &plan, const RunFiles &files,
 Tracee::Tracee(pid_t pid)
     : pid_(pid), focus_(pid), lease_(std::make_unique<Watchdog::Lease>(pid)) {}
 
-Tracee::~Tracee() { kill_and_reap(); }
+Tracee::~Tracee() {
+  kill_and_reap();
+  files_.reset();
+}
+
+RunFiles Tracee::crash() {
+  kill_and_reap();
+  RunFiles files = std::move(*files_);
+  files_.reset();
+  return files;
+}
 
 bool Tracee::still_stopped(pid_t tid) const { return sys::still_stopped(tid); }
 
@@ -278,11 +288,11 @@ void Tracee::kill_and_reap() {
     }
   }
   reaped_ = true;
-  files_.reset();
 }
 
 Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec,
-                                              const SeccompFilter &filter) {
+                                              const SeccompFilter &filter,
+                                              std::optional<RunFiles> files) {
   static const UniqueFd dev_null(open("/dev/null", O_RDWR | O_CLOEXEC));
   // cmc never changes its own environment: built once, for every spawn.
   static const std::vector<char *> environment = target_environment();
@@ -304,9 +314,12 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec,
                                                     : Sandbox::Use::kTargets);
   if (!sandbox)
     return sandbox.error();
-  auto files = RunFiles::create(spec.writable, **sandbox);
-  if (!files)
-    return files.error();
+  if (!files) {
+    auto created = RunFiles::create(spec.writable, **sandbox, spec.durable);
+    if (!created)
+      return created.error();
+    files.emplace(std::move(*created));
+  }
   const std::string program = std::filesystem::absolute(spec.program);
   auto output = output_pipe();
   if (!output)
