@@ -450,7 +450,6 @@ Result<std::optional<executor::Fault>> TargetRun::crash() {
     return synced.error();
   session_.reset();
   RunFiles files = tracee_->crash();
-  tracee_.reset();
   if (auto restored = files.durable()->restore(); !restored)
     return restored.error();
   auto tracee =
@@ -463,8 +462,10 @@ Result<std::optional<executor::Fault>> TargetRun::crash() {
 
 Result<std::optional<executor::Fault>> TargetRun::restart() {
   session_ = std::make_unique<Session>(*tracee_, spec_->seed);
-  if (watcher_ != nullptr)
+  if (watcher_ != nullptr) {
+    watcher_->new_program();
     session_->watch(*watcher_);
+  }
   if (auto controlled = session_->take_control(); !controlled)
     return controlled.error().target_gone() ? gone() : controlled.error();
   tracee_->lease().arm(spec_->step_timeout);

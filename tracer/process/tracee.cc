@@ -241,6 +241,14 @@ void add_mounts_and_argv(ChildPlan &plan, const RunFiles &files,
   plan.argv.push_back(nullptr);
 }
 
+// The files a run starts on: those given (a crashed run's), else new ones.
+Result<RunFiles> run_files(const LaunchSpec &spec, const Sandbox &sandbox,
+                           std::optional<RunFiles> given) {
+  if (given)
+    return std::move(*given);
+  return RunFiles::create(spec.writable, sandbox, spec.durable);
+}
+
 } // namespace
 
 Tracee::Tracee(pid_t pid)
@@ -292,7 +300,7 @@ void Tracee::kill_and_reap() {
 
 Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec,
                                               const SeccompFilter &filter,
-                                              std::optional<RunFiles> files) {
+                                              std::optional<RunFiles> given) {
   static const UniqueFd dev_null(open("/dev/null", O_RDWR | O_CLOEXEC));
   // cmc never changes its own environment: built once, for every spawn.
   static const std::vector<char *> environment = target_environment();
@@ -314,12 +322,9 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec,
                                                     : Sandbox::Use::kTargets);
   if (!sandbox)
     return sandbox.error();
-  if (!files) {
-    auto created = RunFiles::create(spec.writable, **sandbox, spec.durable);
-    if (!created)
-      return created.error();
-    files.emplace(std::move(*created));
-  }
+  auto files = run_files(spec, **sandbox, std::move(given));
+  if (!files)
+    return files.error();
   const std::string program = std::filesystem::absolute(spec.program);
   auto output = output_pipe();
   if (!output)

@@ -67,7 +67,7 @@ public:
   // It runs on files (a crashed run's, Tracee::crash), or on new ones.
   [[nodiscard]] static Result<std::unique_ptr<Tracee>>
   spawn(const LaunchSpec &spec, const SeccompFilter &filter,
-        std::optional<RunFiles> files = std::nullopt);
+        std::optional<RunFiles> given = std::nullopt);
 
   Tracee(const Tracee &) = delete;
   Tracee &operator=(const Tracee &) = delete;

@@ -96,6 +96,7 @@ Result<DurableFiles> DurableFiles::record(std::string root) {
   if (stat(durable.root_.c_str(), &top) != 0)
     return system_error(fmt::format("cannot stat {}", durable.root_), errno);
   durable.device_ = top.st_dev;
+  durable.root_inode_ = top.st_ino;
   auto names = durable.scan();
   if (!names)
     return names.error();
@@ -145,6 +146,8 @@ Result<void> DurableFiles::sync(dev_t device, ino_t inode) {
   auto now = scan();
   if (!now)
     return now.error();
+  if (inode == root_inode_)
+    sync_directory("", *now);
   bool kept = false;
   for (const auto &[name, entry] : *now) {
     if (entry.file.first != inode)

@@ -72,6 +72,7 @@ private:
 
   std::string root_;
   dev_t device_ = 0;
+  ino_t root_inode_ = 0;
   // The durable names, relative to root_, and the durable contents by
   // file (a file's bytes at its last sync).
   Names names_;
