@@ -11,7 +11,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 
 #include "tests/integration/run_cmc.h"
 
@@ -106,6 +109,27 @@ TEST_F(Crash, ReplaysItsCounterexample) {
   EXPECT_EQ(fixed.status, 0) << fixed.out << fixed.err;
   EXPECT_TRUE(has(fixed.out, "a\\nEND")) << fixed.out;
   std::filesystem::remove(report);
+}
+
+// explore's crash: the same step by hand, then the path as a replay.
+TEST_F(Crash, ExploreCrashesByHand) {
+  const std::string input =
+      ::testing::TempDir() + "/crash_explore_" + std::to_string(getpid());
+  std::ofstream(input) << "send APPEND a\\n\ncrash\nsend GET\\n\npath\n";
+  const Outcome run = run_cmc_with_input(
+      {"explore", "--crash", "--", demo("log_server_bug"), "7000"}, input);
+  std::filesystem::remove(input);
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_TRUE(has(run.out, "step 2: crash")) << run.out;
+  EXPECT_TRUE(has(run.out, "response: \"END\\n\"")) << run.out;
+  EXPECT_TRUE(has(run.out, "--crash --steps 'APPEND a\\n' crash 'GET\\n'"))
+      << run.out;
+  // Without --crash there is no crash to take.
+  std::ofstream(input) << "crash\n";
+  const Outcome refused =
+      run_cmc_with_input({"explore", "--", demo("log_server"), "7000"}, input);
+  std::filesystem::remove(input);
+  EXPECT_TRUE(has(refused.out, "crash needs --crash")) << refused.out;
 }
 
 // A snapshot keeps no durable versions: --crash replays.
