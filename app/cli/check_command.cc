@@ -104,8 +104,14 @@ check_spec(const CheckOptions &options) {
   if (options.mask_volatile && options.mode == "snapshot")
     usage("--mask-volatile finds volatile bytes by replaying: it needs "
           "--mode replay (its default)");
-  spec->snapshots = options.mode.empty() ? !options.mask_volatile
-                                         : options.mode == "snapshot";
+  // A snapshot does not keep what of the files is durable: a crash is
+  // replayed.
+  if (options.target.crash && options.mode == "snapshot")
+    usage("--crash needs --mode replay (its default with --crash): a "
+          "snapshot does not keep what of the files is durable");
+  spec->snapshots = options.mode.empty()
+                        ? !options.mask_volatile && !options.target.crash
+                        : options.mode == "snapshot";
   if (options.snapshot_memory && !spec->snapshots)
     usage("--snapshot-memory needs --mode snapshot");
   spec->snapshot_memory = snapshot_memory(options);

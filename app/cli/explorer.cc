@@ -129,6 +129,7 @@ public:
   // The run whose catchpoints stop the watchdog's time while the user
   // looks (until new_run()).
   void follow(const tracer::Watchdog::Lease &lease) { lease_ = &lease; }
+  void follow_none() { lease_ = nullptr; }
   // A new run of the target: the trace starts afresh, the sites stay.
   void new_run() {
     lease_ = nullptr;
@@ -247,9 +248,9 @@ Explorer::~Explorer() = default;
 
 const std::vector<std::string> &Explorer::commands() {
   static const std::vector<std::string> names{
-      "send",  "disconnect", "tick",  "preempt",  "state", "diff", "log",
-      "catch", "delete",     "sites", "back",     "reset", "path", "help",
-      "quit",  "bt",         "regs",  "continue", "next"};
+      "send", "disconnect", "tick",   "crash", "preempt",  "state", "diff",
+      "log",  "catch",      "delete", "sites", "back",     "reset", "path",
+      "help", "quit",       "bt",     "regs",  "continue", "next"};
   return names;
 }
 
@@ -293,9 +294,15 @@ void Explorer::take(const Step &step, bool quiet) {
     if (!read_shown())
       return;
   }
+  // A crash replaces the target: its lease, which a catch pauses, ends
+  // with it.
+  if (step.what.kind == app::Step::Kind::kCrash)
+    watcher_->follow_none();
   auto fault = step.what.kind == app::Step::Kind::kTick
                    ? run_->tick(step.tick, step.what.preempt_at)
                    : run_->step(action_of(*spec_, step.what));
+  if (step.what.kind == app::Step::Kind::kCrash && !run_->tracee().reaped())
+    watcher_->follow(run_->tracee().lease());
   log_ = watcher_->trace().take();
   auto received = run_->drain(); // also when quiet: not the next's
   if (!fault)
@@ -339,7 +346,7 @@ bool Explorer::execute(const std::string &line) {
   if (word == "quit" || word == "q")
     return false;
   const bool live = word == "send" || word == "disconnect" || word == "tick" ||
-                    word == "state" || word == "diff";
+                    word == "crash" || word == "state" || word == "diff";
   if (live && ended_) {
     fmt::print("the target has ended; 'back' or 'reset' starts it again\n");
     return true;
@@ -354,6 +361,40 @@ bool Explorer::execute(const std::string &line) {
   return !watcher_->quit();
 }
 
+namespace {
+
+void print_help() {
+  fmt::print("send N|TEXT      send message N (1, 2, ... as given with -m) "
+             "or TEXT (C escapes)\n"
+             "send CLIENT:TEXT with --client: send TEXT as CLIENT (a plain "
+             "TEXT is the first client's)\n"
+             "disconnect CLIENT  close CLIENT's connection (its next message "
+             "connects again)\n"
+             "tick [DURATION]  advance the virtual clock (default --tick)\n"
+             "crash            with --crash: kill the target, revert its files "
+             "to what was durable and start it again\n"
+             "preempt N[,N...] the next step switches threads at these of its "
+             "preemption points (system calls at which the thread running "
+             "stopped while another could run), as check --preemptions\n"
+             "state            the state: the regions (hex and ASCII), or the "
+             "whole process's live globals, heap chunks and descriptors; and "
+             "the state's fingerprint, as check has it (of the whole process "
+             "without --region)\n"
+             "diff [N [M]]     what the last step changed, or from the state "
+             "after N steps to the one after M (default: the last), by name\n"
+             "log              the last step's system calls, with backtraces\n"
+             "catch [SYSCALL|vdso|inline|all]  stop at matching calls inside "
+             "a step (then bt, regs, continue, next); alone: list them\n"
+             "delete N         remove catch N\n"
+             "sites            the binary's syscall sites, observed or not\n"
+             "back, reset      the previous state, the initial state (by "
+             "replay)\n"
+             "path             the steps so far, as a cmc replay command\n"
+             "quit\n");
+}
+
+} // namespace
+
 void Explorer::execute(const std::string &word, const std::string &argument) {
   {
     if (word == "send")
@@ -362,6 +403,8 @@ void Explorer::execute(const std::string &word, const std::string &argument) {
       disconnect(argument);
     else if (word == "tick")
       tick(argument);
+    else if (word == "crash")
+      crash();
     else if (word == "preempt")
       preempt(argument);
     else if (word == "state")
@@ -383,32 +426,7 @@ void Explorer::execute(const std::string &word, const std::string &argument) {
     else if (word == "path")
       show_path();
     else if (word == "help")
-      fmt::print(
-          "send N|TEXT      send message N (1, 2, ... as given with -m) "
-          "or TEXT (C escapes)\n"
-          "send CLIENT:TEXT with --client: send TEXT as CLIENT (a plain "
-          "TEXT is the first client's)\n"
-          "disconnect CLIENT  close CLIENT's connection (its next message "
-          "connects again)\n"
-          "tick [DURATION]  advance the virtual clock (default --tick)\n"
-          "preempt N[,N...] the next step switches threads at these of its "
-          "preemption points (system calls at which the thread running "
-          "stopped while another could run), as check --preemptions\n"
-          "state            the state: the regions (hex and ASCII), or the "
-          "whole process's live globals, heap chunks and descriptors; and "
-          "the state's fingerprint, as check has it (of the whole process "
-          "without --region)\n"
-          "diff [N [M]]     what the last step changed, or from the state "
-          "after N steps to the one after M (default: the last), by name\n"
-          "log              the last step's system calls, with backtraces\n"
-          "catch [SYSCALL|vdso|inline|all]  stop at matching calls inside "
-          "a step (then bt, regs, continue, next); alone: list them\n"
-          "delete N         remove catch N\n"
-          "sites            the binary's syscall sites, observed or not\n"
-          "back, reset      the previous state, the initial state (by "
-          "replay)\n"
-          "path             the steps so far, as a cmc replay command\n"
-          "quit\n");
+      print_help();
     else
       fmt::print("unknown command '{}'; 'help' lists them\n", word);
   }
@@ -490,6 +508,14 @@ void Explorer::disconnect(const std::string &argument) {
   }
   require_client(argument);
   take_next({{app::Step::Kind::kDisconnect, argument, ""}, {}, ""});
+}
+
+void Explorer::crash() {
+  if (!spec_->crash) {
+    fmt::print("crash needs --crash: start explore with it\n");
+    return;
+  }
+  take_next({{app::Step::Kind::kCrash, "", ""}, {}, ""});
 }
 
 void Explorer::tick(const std::string &argument) {

@@ -68,6 +68,8 @@ private:
   void require_client(const std::string &name) const;
   void disconnect(const std::string &argument);
   void tick(const std::string &argument);
+  // Crashes the target and starts it again (--crash).
+  void crash();
   // `preempt N,...`: the next step's preemption points.
   void preempt(const std::string &argument);
   void show_state();

@@ -86,6 +86,7 @@ void merge_target(TargetOptions &target, const TargetOptions &report) {
   if (!target.port)
     target.port = report.port;
   target.aslr = target.aslr || report.aslr;
+  target.crash = target.crash || report.crash;
   if (target.writable.empty())
     target.writable = report.writable;
   if (target.tick.empty())
@@ -100,7 +101,8 @@ void check_step_clients(const Plan &plan) {
     const Step &step = plan.steps[i];
     const bool known =
         std::find(clients.begin(), clients.end(), step.client) != clients.end();
-    if (step.kind != Step::Kind::kTick && !clients.empty() && !known)
+    if (step.kind != Step::Kind::kTick && step.kind != Step::Kind::kCrash &&
+        !clients.empty() && !known)
       usage(fmt::format(
           "the report's step {} is by {}, not by one of the clients {}", i + 1,
           step.client.empty() ? "no client"
@@ -124,9 +126,11 @@ Plan report_plan(const ReplayOptions &options) {
   return plan;
 }
 
-// A --steps word: TEXT, "tick", with clients "NAME:TEXT" or
+// A --steps word: TEXT, "tick", "crash", with clients "NAME:TEXT" or
 // "NAME:disconnect".
 Step step_from_text(const std::string &text, const TargetOptions &target) {
+  if (text == "crash" && target.crash)
+    return {Step::Kind::kCrash, "", ""};
   if (text == "tick") {
     if (target.tick.empty())
       usage("a tick step needs --tick DURATION");
@@ -208,7 +212,8 @@ void add_replay_options(CLI::App &replay, ReplayOptions &options) {
                     "report (its target, regions and invariant too)");
   replay.add_option("--steps", options.steps,
                     "Replay these steps instead: message texts (C escapes "
-                    "decoded), or 'tick' for a tick of --tick");
+                    "decoded), 'tick' for a tick of --tick, or 'crash' for a "
+                    "crash and restart of --crash");
   replay
       .add_option("--preempt", options.preempt,
                   "Switch threads in step STEP (of --steps, from 1) at these "

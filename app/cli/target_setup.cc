@@ -185,6 +185,15 @@ void add_environment_options(CLI::App &command, TargetOptions &options) {
                   "after the messages; waits and timers whose deadline it "
                   "passes fire")
       ->type_name("DURATION");
+  command.add_flag(
+      "--crash", options.crash,
+      "Add the step 'crash the machine and restart the target' to the "
+      "alphabet, tried last: every process of the target is killed "
+      "(SIGKILL), each file it wrote reverts to what it held at its last "
+      "fsync, fdatasync, sync_file_range(WAIT_AFTER), msync(MS_SYNC), sync "
+      "or O_SYNC/O_DSYNC write (a file never synced, in a directory never "
+      "synced, is gone), and the same command starts again on them; "
+      "clients' connections close, their next message connects again");
   command
       .add_option("--seed", options.seed,
                   "Seed of getrandom, /dev/urandom and AT_RANDOM (default "
@@ -247,6 +256,8 @@ std::shared_ptr<tracer::TargetSpec> target_spec(const TargetOptions &options) {
   spec->clients = options.clients;
   spec->client_of = options.message_clients;
   spec->disconnect = options.disconnect;
+  spec->crash = options.crash;
+  spec->launch.durable = options.crash;
   spec->seed = options.seed;
   if (!options.tick.empty()) {
     auto tick = parse_duration(options.tick);

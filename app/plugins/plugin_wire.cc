@@ -190,7 +190,7 @@ Result<DecodedPath> DecodedPath::decode(std::string_view payload) {
     const auto client = reader.number<std::uint64_t>();
     const auto message = reader.bytes();
     const auto response = reader.bytes();
-    if (!kind || *kind > CMC_STEP_TICK || !client || !message || !response)
+    if (!kind || *kind > CMC_STEP_CRASH || !client || !message || !response)
       return Error{fmt::format("step {} of the request is garbage", i)};
     step.kind = static_cast<cmc_step_kind>(*kind);
     step.client = *client;

@@ -25,7 +25,9 @@ cmc_bytes bytes_of(const std::string &text) {
 cmc_step plugin_step(const tracer::TargetSpec &spec,
                      executor::ActionId action) {
   cmc_step step{};
-  if (spec.tick && action == spec.tick_action()) {
+  if (spec.crash && action == spec.crash_action()) {
+    step.kind = CMC_STEP_CRASH;
+  } else if (spec.tick && action == spec.tick_action()) {
     step.kind = CMC_STEP_TICK;
   } else if (action >= spec.first_disconnect()) {
     step.kind = CMC_STEP_DISCONNECT;
@@ -114,7 +116,7 @@ PluginProperty::check_path(const search::PathView &path) const {
                                 ? bytes_of(path.received[i][client])
                                 : cmc_bytes{});
     step.received = received[i].data();
-    if (step.kind != CMC_STEP_TICK)
+    if (step.kind != CMC_STEP_TICK && step.kind != CMC_STEP_CRASH)
       step.response = received[i].at(step.client);
     step.before = bytes_of(path.states[i]);
     step.after = bytes_of(path.states[i + 1]);

@@ -96,7 +96,8 @@ Lifelines lifelines_of(const nlohmann::json &check) {
   return lifelines;
 }
 
-// The arrow of a step's own action: its message, disconnect or tick.
+// The arrow of a step's own action: its message, disconnect, tick or
+// crash.
 Arrow action_arrow(const nlohmann::json &step, const Lifelines &lifelines) {
   const std::size_t client =
       lifelines.of(step.contains("client") ? step["client"] : nullptr);
@@ -105,6 +106,9 @@ Arrow action_arrow(const nlohmann::json &step, const Lifelines &lifelines) {
             "tick " + bytes_in(step["tick"])};
   if (step.contains("disconnect"))
     return {"disconnect", client, lifelines.server(), "disconnect"};
+  if (step.contains("crash"))
+    return {"crash", lifelines.server(), lifelines.server(),
+            "crash and restart"};
   Arrow arrow{"send", client, lifelines.server(), quoted(step.at("send"))};
   if (step.contains("read"))
     arrow.label +=
@@ -228,8 +232,8 @@ void draw_heads(std::string &svg, const Lifelines &lifelines,
   }
 }
 
-// An arrow in the row whose top is y; a tick is a mark on the server's
-// lifeline with its label to the left.
+// An arrow in the row whose top is y; a tick or crash is a mark on the
+// server's lifeline with its label to the left.
 void draw_arrow(std::string &svg, const Arrow &arrow, std::size_t step,
                 const Geometry &geometry, double y) {
   const double line_y = y + 22;
@@ -321,6 +325,7 @@ constexpr const char *kChartStyle =
     "stroke-dasharray:2 3}"
     ".chart .disconnect polygon,.chart .close polygon{fill:#b06000}"
     ".chart .tick circle{fill:#fff;stroke:#3c4043;stroke-width:1.5}"
+    ".chart .crash circle{fill:#d93025;stroke:#3c4043;stroke-width:1.5}"
     ".chart .change{fill:#a142f4}"
     ".chart .notes-head{fill:#5f6368;font-style:italic;stroke:none}"
     "</style>";

@@ -114,6 +114,8 @@ void read_target(Fields &fields, const json &replay, ReportPlan &plan) {
         fields.number(*port, "replay.port", 1, UINT16_MAX));
   if (const json *aslr = member(replay, "aslr"))
     target.aslr = fields.flag(*aslr, "replay.aslr");
+  if (const json *crash = member(replay, "crash"))
+    target.crash = fields.flag(*crash, "replay.crash");
   const std::vector<std::string> invariants{"sticky", "exclusive", "none"};
   if (std::ranges::find(invariants, target.invariant) == invariants.end())
     fields.fail("replay.invariant",
@@ -169,9 +171,12 @@ std::vector<std::uint32_t> read_preemptions(Fields &fields, const json &preempt,
 void check_client(Fields &fields, const Step &step, const std::string &path,
                   const std::vector<std::string> &clients) {
   const std::string name = encode_escapes(step.client);
-  if (step.kind == Step::Kind::kTick) {
+  if (step.kind == Step::Kind::kTick || step.kind == Step::Kind::kCrash) {
     if (!step.client.empty())
-      fields.fail(path + ".client", "a tick is no client's step");
+      fields.fail(path + ".client", step.kind == Step::Kind::kTick
+                                        ? "a tick is no client's step"
+                                        : "a crash is no client's "
+                                          "step");
   } else if (clients.empty() && !step.client.empty()) {
     fields.fail(path + ".client",
                 fmt::format("'{}' is not a client of the check (it had "
@@ -197,14 +202,16 @@ Step read_step(Fields &fields, const json &step, const std::string &path,
   Step value;
   if (!step.is_object()) {
     fields.fail(path, "expected an object: {\"send\": ...}, "
-                      "{\"disconnect\": true} or {\"tick\": \"10s\"}");
+                      "{\"disconnect\": true}, {\"tick\": \"10s\"} or "
+                      "{\"crash\": true}");
     return value;
   }
   const auto kinds = std::ranges::count_if(
-      std::array{"send", "disconnect", "tick"},
+      std::array{"send", "disconnect", "tick", "crash"},
       [&](const char *kind) { return step.contains(kind); });
   if (kinds != 1) {
-    fields.fail(path, "expected exactly one of send, disconnect and tick");
+    fields.fail(path, "expected exactly one of send, disconnect, tick and "
+                      "crash");
     return value;
   }
   if (const json *client = member(step, "client"))
@@ -215,6 +222,10 @@ Step read_step(Fields &fields, const json &step, const std::string &path,
     value.kind = Step::Kind::kDisconnect;
     if (step["disconnect"] != true)
       fields.fail(path + ".disconnect", "expected true");
+  } else if (step.contains("crash")) {
+    value.kind = Step::Kind::kCrash;
+    if (step["crash"] != true)
+      fields.fail(path + ".crash", "expected true");
   } else {
     value.kind = Step::Kind::kTick;
     read_tick(fields, step["tick"], path + ".tick", plan.target.tick);

@@ -32,6 +32,8 @@ Step step_of(const tracer::TargetSpec &spec, const executor::PathStep &step) {
   const executor::ActionId action = step.action;
   const std::span<const std::uint32_t> points = step.points();
   std::vector<std::uint32_t> preempt_at(points.begin(), points.end());
+  if (spec.crash && action == spec.crash_action())
+    return {Step::Kind::kCrash, "", "", std::move(preempt_at)};
   if (spec.tick && action == spec.tick_action())
     return {Step::Kind::kTick, "", "", std::move(preempt_at)};
   if (action >= spec.first_disconnect())
@@ -47,6 +49,11 @@ namespace {
 executor::ActionId alphabet_action(tracer::TargetSpec &spec, const Step &step) {
   if (step.kind == Step::Kind::kTick)
     return spec.tick_action();
+  if (step.kind == Step::Kind::kCrash) {
+    spec.crash = true;
+    spec.launch.durable = true;
+    return spec.crash_action();
+  }
   const std::size_t client = client_index(spec, step.client);
   if (step.kind == Step::Kind::kDisconnect) {
     spec.disconnect = true;
@@ -109,6 +116,9 @@ nlohmann::json step_json(const Step &step, const std::string &tick) {
   case Step::Kind::kTick:
     json["tick"] = tick;
     break;
+  case Step::Kind::kCrash:
+    json["crash"] = true;
+    break;
   }
   if (!step.preempt_at.empty())
     json["preempt"] = step.preempt_at;
@@ -122,6 +132,8 @@ std::string step_text(const Step &step, const std::string &tick) {
     text = fmt::format("{}send \"{}\"", who, encode_escapes(step.message));
   else if (step.kind == Step::Kind::kDisconnect)
     text = who + "disconnect";
+  else if (step.kind == Step::Kind::kCrash)
+    text = "crash";
   if (!step.preempt_at.empty())
     text += fmt::format(" preempted at {}", fmt::join(step.preempt_at, ", "));
   return text;

@@ -18,9 +18,9 @@ namespace cmc::app {
 
 // One step of a path, by value.
 struct Step {
-  enum class Kind { kSend, kDisconnect, kTick };
+  enum class Kind { kSend, kDisconnect, kTick, kCrash };
   Kind kind = Kind::kSend;
-  std::string client;  // "" with one unnamed client
+  std::string client;  // "" with one unnamed client; "" for a tick, crash
   std::string message; // kSend: the decoded bytes
   // The points of the step at which cmc's scheduler switched threads
   // (executor::PathStep::preempt_at); empty without --preemptions.
@@ -31,9 +31,10 @@ struct Step {
 [[nodiscard]] Step step_of(const tracer::TargetSpec &spec,
                            const executor::PathStep &step);
 // The action that step is in the alphabet of spec (the inverse of
-// step_of). A client or message spec lacks is added to it, and a
-// disconnect turns spec.disconnect on: each addition moves the disconnect
-// and tick actions, so an action of those is good until the next one.
+// step_of). A client or message spec lacks is added to it, a
+// disconnect turns spec.disconnect on and a crash spec.crash: each addition
+// moves the disconnect and tick actions, so an action of those is good until
+// the next one.
 [[nodiscard]] executor::PathStep action_of(tracer::TargetSpec &spec,
                                            const Step &step);
 // "3,7": the preemption points of a step as the user lists them (replay
@@ -41,10 +42,10 @@ struct Step {
 // numbers, each from 1, ascending.
 [[nodiscard]] Result<std::vector<std::uint32_t>>
 parse_preemption_points(std::string_view list);
-// {"client": "A", "send": "LOCK\n"}, {"tick": "10s"}, ...
+// {"client": "A", "send": "LOCK\n"}, {"tick": "10s"}, {"crash": true}, ...
 [[nodiscard]] nlohmann::json step_json(const Step &step,
                                        const std::string &tick);
-// A: send "LOCK\n", tick 10s, ...
+// A: send "LOCK\n", tick 10s, crash, ...
 [[nodiscard]] std::string step_text(const Step &step, const std::string &tick);
 
 // What names the steps of a counterexample and the settings of the check.

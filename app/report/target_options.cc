@@ -65,6 +65,7 @@ nlohmann::json replay_json(const TargetOptions &options,
           {"seed", options.seed},
           {"port", options.port ? nlohmann::json(*options.port) : nullptr},
           {"aslr", options.aslr},
+          {"crash", options.crash},
           {"writable", options.writable}};
 }
 
@@ -89,6 +90,8 @@ std::string replay_command_line(const TargetOptions &options,
     line += fmt::format(" --port {}", *options.port);
   if (options.aslr)
     line += " --aslr";
+  if (options.crash)
+    line += " --crash";
   for (const std::string &path : options.writable)
     line += " --writable " + shell_quote(path);
   for (std::size_t i = 0; i < steps.size(); ++i)
@@ -100,6 +103,8 @@ std::string replay_command_line(const TargetOptions &options,
     const std::string who = step.client.empty() ? "" : step.client + ":";
     if (step.kind == Step::Kind::kTick)
       line += " tick";
+    else if (step.kind == Step::Kind::kCrash)
+      line += " crash";
     else if (step.kind == Step::Kind::kDisconnect)
       line += " " + shell_quote(who + "disconnect");
     else

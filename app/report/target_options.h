@@ -32,6 +32,7 @@ struct TargetOptions {
   bool show_output = false;
   std::vector<std::string> writable; // --writable PATH
   std::string tick;                  // "" none
+  bool crash = false;                // --crash
   std::uint64_t seed = 0;
   std::vector<std::string> command; // PROGRAM [ARGS...]
 };

@@ -37,7 +37,7 @@
 extern "C" {
 #endif
 
-#define CMC_PROPERTY_ABI 1
+#define CMC_PROPERTY_ABI 2
 
 /* Bytes that are not NUL-terminated. */
 struct cmc_bytes {
@@ -49,6 +49,7 @@ enum cmc_step_kind {
   CMC_STEP_SEND = 0,       /* client sent message */
   CMC_STEP_DISCONNECT = 1, /* client closed its connection */
   CMC_STEP_TICK = 2,       /* the virtual clock advanced (--tick) */
+  CMC_STEP_CRASH = 3,      /* the target crashed and restarted (--crash) */
 };
 
 /* A declared region: where its bytes lie in before and after. */
@@ -60,9 +61,10 @@ struct cmc_region {
 
 struct cmc_step {
   enum cmc_step_kind kind;
-  size_t client;            /* index into cmc_path.clients; 0 for a tick */
+  size_t client; /* index into cmc_path.clients; 0 for a tick or crash */
   struct cmc_bytes message; /* the bytes sent (CMC_STEP_SEND), else empty */
-  /* What this step's client received during the step (empty for a tick),
+  /* What this step's client received during the step (empty for a tick
+   * or crash),
    * and received[c] what client c received (cmc_path.client_count). */
   struct cmc_bytes response;
   const struct cmc_bytes *received;

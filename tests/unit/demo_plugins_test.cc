@@ -96,5 +96,71 @@ TEST(DemoPlugins, RedisLockSeesASecondSetNx) {
             "client A holds the lock since step 1");
 }
 
+// One unnamed client and the crash step (--crash), the last action.
+std::shared_ptr<tracer::TargetSpec>
+crashing(std::vector<std::string> messages) {
+  auto spec = std::make_shared<tracer::TargetSpec>();
+  spec->messages = std::move(messages);
+  spec->crash = true;
+  return spec;
+}
+
+// A crash between an acknowledgement and the read that misses it is the
+// violation; the plugin is handed the crash as a step of its own kind.
+TEST(DemoPlugins, LogDurableSeesAnAcknowledgedLineLost) {
+  const auto spec = crashing({"APPEND a\n", "GET\n"});
+  const executor::ActionId crash = spec->crash_action();
+  const PluginProperty log(plugin("log_durable"), spec, {}, CMC_EXECUTABLE);
+  Script kept;
+  kept.step(0, 0, "OK\n").step(crash, 0, "").step(1, 0, "a\nEND\n");
+  EXPECT_FALSE(kept.check(log));
+  Script lost;
+  lost.step(0, 0, "OK\n").step(crash, 0, "").step(1, 0, "END\n");
+  EXPECT_EQ(lost.check(log), "log-durable: step 3: GET does not list 'a', "
+                             "acknowledged at step 1");
+  // An append that failed was never acknowledged.
+  Script refused;
+  refused.step(0, 0, "ERR\n").step(crash, 0, "").step(1, 0, "END\n");
+  EXPECT_FALSE(refused.check(log));
+}
+
+TEST(DemoPlugins, BeanstalkdDurableSeesAnInsertedJobLost) {
+  const auto spec =
+      crashing({"put 0 0 10 1\r\nx\r\n", "peek 1\r\n", "delete 1\r\n"});
+  const executor::ActionId crash = spec->crash_action();
+  const PluginProperty durable(plugin("beanstalkd_durable"), spec, {},
+                               CMC_EXECUTABLE);
+  Script lost;
+  lost.step(0, 0, "INSERTED 1\r\n")
+      .step(crash, 0, "")
+      .step(1, 0, "NOT_FOUND\r\n");
+  EXPECT_EQ(lost.check(durable),
+            "beanstalkd-durable: step 3: peek 1 is NOT_FOUND, a job "
+            "acknowledged (INSERTED) at step 1");
+  Script deleted;
+  deleted.step(0, 0, "INSERTED 1\r\n")
+      .step(2, 0, "DELETED\r\n")
+      .step(1, 0, "NOT_FOUND\r\n");
+  EXPECT_FALSE(deleted.check(durable));
+}
+
+TEST(DemoPlugins, RedisDurableSeesAnAcknowledgedSetLost) {
+  const auto spec = crashing({"SET k v\r\n", "GET k\r\n", "DEL k\r\n"});
+  const executor::ActionId crash = spec->crash_action();
+  const PluginProperty durable(plugin("redis_durable"), spec, {},
+                               CMC_EXECUTABLE);
+  Script lost;
+  lost.step(0, 0, "+OK\r\n").step(crash, 0, "").step(1, 0, "$-1\r\n");
+  EXPECT_EQ(lost.check(durable),
+            "redis-durable: step 3: GET k has no value, a SET acknowledged "
+            "(+OK) at step 1");
+  Script kept;
+  kept.step(0, 0, "+OK\r\n").step(crash, 0, "").step(1, 0, "$1\r\nv\r\n");
+  EXPECT_FALSE(kept.check(durable));
+  Script deleted;
+  deleted.step(0, 0, "+OK\r\n").step(2, 0, ":1\r\n").step(1, 0, "$-1\r\n");
+  EXPECT_FALSE(deleted.check(durable));
+}
+
 } // namespace
 } // namespace cmc::app

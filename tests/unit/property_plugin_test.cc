@@ -80,7 +80,7 @@ TEST(PluginProperty, RefusesWhatIsNoPluginOfThisAbi) {
                 .find("it defines no cmc_property"),
             std::string::npos);
   EXPECT_NE(load_error(fixture("wrong_abi.so"))
-                .find("built for property ABI 2, but this cmc has ABI 1"),
+                .find("built for property ABI 3, but this cmc has ABI 2"),
             std::string::npos);
 }
 

@@ -96,8 +96,8 @@ TEST(ReportReader, NamesTheBadStepField) {
             "counterexample[2].send: expected a string or {\"hex\": "
             "\"...\"}, two hex digits per byte");
   EXPECT_EQ(error_with("/counterexample/0/tick", "10s"),
-            "counterexample[0]: expected exactly one of send, disconnect "
-            "and tick");
+            "counterexample[0]: expected exactly one of send, disconnect, "
+            "tick and crash");
   EXPECT_EQ(error_with("/counterexample/3/disconnect", false),
             "counterexample[3].disconnect: expected true");
   EXPECT_EQ(error_with("/counterexample/1/tick", 10),
@@ -105,6 +105,23 @@ TEST(ReportReader, NamesTheBadStepField) {
   EXPECT_EQ(error_with("/counterexample/0/client", json::array()),
             "counterexample[0].client: expected a string or {\"hex\": "
             "\"...\"}, two hex digits per byte");
+}
+
+// A crash step (--crash) is no client's, and the check's --crash comes
+// back with the report.
+TEST(ReportReader, ReadsACrashStep) {
+  json report = good_report();
+  report["counterexample"].push_back({{"crash", true}});
+  report["replay"]["crash"] = true;
+  const auto plan = parse_report(report.dump());
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->steps.back().kind, Step::Kind::kCrash);
+  EXPECT_TRUE(plan->target.crash);
+  report["counterexample"].back()["client"] = "A";
+  EXPECT_EQ(error_of(report),
+            "counterexample[4].client: a crash is no client's step");
+  EXPECT_EQ(error_with("/counterexample/3", json::parse(R"({"crash": false})")),
+            "counterexample[3].crash: expected true");
 }
 
 // {"tick": ""} aborted the replay (a tick step without a tick).

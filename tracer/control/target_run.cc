@@ -141,6 +141,8 @@ Result<TargetRun> TargetRun::start(const TargetSpec &spec,
   if (!tracee)
     return tracee.error();
   TargetRun run(spec, std::move(*tracee));
+  run.launch_ = launch;
+  run.watcher_ = watcher;
   if (watcher != nullptr)
     run.session_->watch(*watcher);
   if (auto controlled = run.session_->take_control(); !controlled) {
@@ -214,10 +216,14 @@ TargetRun::fingerprint(std::span<const std::byte> state,
       unread ^= fingerprint_of(std::as_bytes(std::span(left_unread_[i])),
                                unread_.size() + 1 + i)
                     .low;
+  // And what of the files would survive a crash.
+  const DurableFiles *durable = tracee_->files().durable();
+  const std::uint64_t lasting =
+      durable == nullptr ? 0 : durable->hash() * 0x165667b19e3779f9ULL;
   return fingerprint_of(state, session_->hidden_state() ^
                                    (connected * 0x9e3779b97f4a7c15ULL) ^
                                    (closed * 0xc2b2ae3d27d4eb4fULL) ^
-                                   combined_hash(files) ^ unread);
+                                   combined_hash(files) ^ unread ^ lasting);
 }
 
 Result<decoder::ProcessImage>
@@ -337,7 +343,9 @@ TargetRun::step(const executor::PathStep &step) {
   CMC_CHECK(action < spec_->alphabet_size(), "an action outside the alphabet");
   effects_ = executor::StepEffects{};
   session_->begin_step(step.points());
-  if (action == spec_->tick_action())
+  if (spec_->crash && action == spec_->crash_action())
+    return crash();
+  if (spec_->tick && action == spec_->tick_action())
     return advance(*spec_->tick);
   if (action >= spec_->first_disconnect()) {
     // A FIN, as a client that closes its connection sends (the reset of
@@ -409,9 +417,74 @@ Result<std::optional<executor::Fault>> TargetRun::run_step() {
     add_last_output(**fault);
   if (!fault || *fault)
     return fault;
+  if (DurableFiles *durable = tracee_->files().durable(); durable != nullptr)
+    if (auto synced = durable->sync_synchronous_descriptors(tracee_->pid());
+        !synced)
+      return synced.error();
   effects_.waits_in = session_->waits_in();
   if (auto collected = collect_replies(); !collected)
     return collected.error();
+  return fault;
+}
+
+Result<std::optional<executor::Fault>> TargetRun::crash() {
+  CMC_CHECK(tracee_->files().durable() != nullptr,
+            "a crash of a run without --crash");
+  for (std::size_t client = 0; client < connections_.size(); ++client) {
+    if (!connections_[client])
+      continue;
+    received_[client] += connections_[client]->drain();
+    effects_.closed.push_back(client);
+    closed_by_server_[client] = true;
+    drop_connection(client);
+  }
+  closed_.clear();
+  left_unread_.clear();
+  for (std::string &bytes : unread_)
+    bytes.clear();
+  // What the target wrote through an O_SYNC descriptor at start-up, before
+  // any step ended, is durable too.
+  if (auto synced = tracee_->files().durable()->sync_synchronous_descriptors(
+          tracee_->pid());
+      !synced)
+    return synced.error();
+  session_.reset();
+  RunFiles files = tracee_->crash();
+  if (auto restored = files.durable()->restore(); !restored)
+    return restored.error();
+  auto tracee =
+      Tracee::spawn(launch_, seccomp_filter(launch_.observe), std::move(files));
+  if (!tracee)
+    return tracee.error();
+  tracee_ = std::move(*tracee);
+  return restart();
+}
+
+Result<std::optional<executor::Fault>> TargetRun::restart() {
+  session_ = std::make_unique<Session>(*tracee_, spec_->seed);
+  if (watcher_ != nullptr) {
+    watcher_->new_program();
+    session_->watch(*watcher_);
+  }
+  if (auto controlled = session_->take_control(); !controlled)
+    return controlled.error().target_gone() ? gone() : controlled.error();
+  tracee_->lease().arm(spec_->step_timeout);
+  auto fault = session_->run_until_serving();
+  tracee_->lease().disarm();
+  if (Watchdog::instance().interrupted())
+    return interrupted_error();
+  if (!fault || *fault) {
+    if (fault)
+      add_last_output(**fault);
+    return fault;
+  }
+  bool located = true;
+  auto reader = locate_regions(*tracee_, *spec_, located);
+  if (!reader)
+    return reader.error();
+  reader_ = std::move(*reader);
+  session_->fix_program();
+  effects_.waits_in = session_->waits_in();
   return fault;
 }
 

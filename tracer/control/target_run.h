@@ -29,7 +29,8 @@ struct TargetSpec {
   // The alphabet: ActionId i < messages.size() sends messages[i] on the
   // connection of client client_of[i]; with disconnect, the next
   // client_count() actions close each client's connection; with a tick,
-  // the last action advances the virtual clock by *tick.
+  // the next action advances the virtual clock by *tick; with crash, the
+  // last one crashes the target and starts it again (crash()).
   std::vector<std::string> messages;
   // Several clients, by name, each connecting at its first message (and
   // again at its first after a disconnect). Empty: one client, connected
@@ -38,6 +39,7 @@ struct TargetSpec {
   std::vector<std::size_t> client_of; // per message; empty: all client 0
   bool disconnect = false;
   std::optional<std::chrono::nanoseconds> tick;
+  bool crash = false; // --crash; launch.durable goes with it
 
   [[nodiscard]] std::size_t client_count() const {
     return clients.empty() ? 1 : clients.size();
@@ -53,8 +55,11 @@ struct TargetSpec {
     return static_cast<executor::ActionId>(messages.size() +
                                            (disconnect ? client_count() : 0));
   }
+  [[nodiscard]] executor::ActionId crash_action() const {
+    return static_cast<executor::ActionId>(tick_action() + (tick ? 1 : 0));
+  }
   [[nodiscard]] std::size_t alphabet_size() const {
-    return tick_action() + (tick ? 1 : 0);
+    return crash_action() + (crash ? 1 : 0);
   }
   std::uint64_t seed = 0; // seeds getrandom, /dev/urandom and AT_RANDOM
   std::optional<std::uint16_t> port; // connect here instead of asking listen
@@ -116,9 +121,9 @@ public:
                       std::span<const executor::FileDigest> files) const {
     return fingerprint(std::as_bytes(std::span(&process, 1)), files);
   }
-  // Sends a message or ticks the clock, then runs the target until it is
-  // quiescent, switching threads at the step's preemption points; the
-  // Fault (step unset) if it died, exited or hung.
+  // Sends a message, ticks the clock or crashes the target, then runs the
+  // target until it is quiescent, switching threads at the step's
+  // preemption points; the Fault (step unset) if it died, exited or hung.
   [[nodiscard]] Result<std::optional<executor::Fault>>
   step(const executor::PathStep &step);
   // After a read of the target found it gone (an Error of kind
@@ -195,6 +200,14 @@ private:
   // Moves the virtual clock on by, then run_step().
   [[nodiscard]] Result<std::optional<executor::Fault>>
   advance(std::chrono::nanoseconds by);
+  // The crash step: kills every process of the target (Tracee::crash),
+  // puts its files back to what was durable (DurableFiles::restore), and
+  // starts the same command again on them, until it serves. Every client's
+  // connection ends with the target; its next message connects again. A
+  // target that cannot start again faults.
+  [[nodiscard]] Result<std::optional<executor::Fault>> crash();
+  // The restarted target after a crash, in a new session, until it serves.
+  [[nodiscard]] Result<std::optional<executor::Fault>> restart();
   // Adds the last line the target wrote to the fault (without
   // show_output).
   void add_last_output(executor::Fault &fault);
@@ -209,6 +222,8 @@ private:
   void count_closed_read(std::size_t client);
 
   const TargetSpec *spec_;
+  LaunchSpec launch_; // as start() was given it, for a restart
+  SyscallWatcher *watcher_ = nullptr;
   std::unique_ptr<Tracee> tracee_;
   std::unique_ptr<Session> session_;
   // Opens client's connection if it has none, and runs the target until it

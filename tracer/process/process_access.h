@@ -22,6 +22,8 @@
 
 namespace cmc::tracer {
 
+class DurableFiles;
+
 // A thread of a target and its registers (Session::thread_registers).
 struct ThreadRegisters {
   pid_t id = 0;
@@ -137,6 +139,9 @@ public:
   [[nodiscard]] virtual Result<std::vector<decoder::Mapping>> maps() const = 0;
   // Whether the target may write at path (RunFiles::may_write).
   [[nodiscard]] virtual bool may_write(const std::string &path) const = 0;
+  // What of its files would survive a crash (RunFiles::durable); nullptr
+  // when cmc does not keep it (without --crash).
+  [[nodiscard]] virtual DurableFiles *durable_files() { return nullptr; }
 };
 
 } // namespace cmc::tracer

@@ -240,12 +240,30 @@ void add_mounts_and_argv(ChildPlan &plan, const RunFiles &files,
   plan.argv.push_back(nullptr);
 }
 
+// The files a run starts on: those given (a crashed run's), else new ones.
+Result<RunFiles> run_files(const LaunchSpec &spec, const Sandbox &sandbox,
+                           std::optional<RunFiles> given) {
+  if (given)
+    return std::move(*given);
+  return RunFiles::create(spec.writable, sandbox, spec.durable);
+}
+
 } // namespace
 
 Tracee::Tracee(pid_t pid)
     : pid_(pid), focus_(pid), lease_(std::make_unique<Watchdog::Lease>(pid)) {}
 
-Tracee::~Tracee() { kill_and_reap(); }
+Tracee::~Tracee() {
+  kill_and_reap();
+  files_.reset();
+}
+
+RunFiles Tracee::crash() {
+  kill_and_reap();
+  RunFiles files = std::move(*files_);
+  files_.reset();
+  return files;
+}
 
 bool Tracee::still_stopped(pid_t tid) const { return sys::still_stopped(tid); }
 
@@ -277,11 +295,11 @@ void Tracee::kill_and_reap() {
     }
   }
   reaped_ = true;
-  files_.reset();
 }
 
 Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec,
-                                              const SeccompFilter &filter) {
+                                              const SeccompFilter &filter,
+                                              std::optional<RunFiles> given) {
   static const UniqueFd dev_null(open("/dev/null", O_RDWR | O_CLOEXEC));
   // cmc never changes its own environment: built once, for every spawn.
   static const std::vector<char *> environment = target_environment();
@@ -303,7 +321,7 @@ Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec,
                                                     : Sandbox::Use::kTargets);
   if (!sandbox)
     return sandbox.error();
-  auto files = RunFiles::create(spec.writable, **sandbox);
+  auto files = run_files(spec, **sandbox, std::move(given));
   if (!files)
     return files.error();
   const std::string program = std::filesystem::absolute(spec.program);

@@ -41,6 +41,8 @@ struct LaunchSpec {
   // private copy per run (RunFiles); relative ones are relative to the
   // working directory.
   std::vector<std::string> writable;
+  // Keep what of the files would survive a crash (--crash; RunFiles).
+  bool durable = false;
 };
 
 // The seccomp filter a target runs under, which tracer/syscalls/ builds
@@ -63,8 +65,10 @@ struct SeccompFilter {
 class Tracee final : public ProcessAccess {
 public:
   // Forks, sets the child up and execs it; returns stopped after execve.
+  // It runs on files (a crashed run's, Tracee::crash), or on new ones.
   [[nodiscard]] static Result<std::unique_ptr<Tracee>>
-  spawn(const LaunchSpec &spec, const SeccompFilter &filter);
+  spawn(const LaunchSpec &spec, const SeccompFilter &filter,
+        std::optional<RunFiles> given = std::nullopt);
 
   Tracee(const Tracee &) = delete;
   Tracee &operator=(const Tracee &) = delete;
@@ -118,6 +122,9 @@ public:
   [[nodiscard]] bool may_write(const std::string &path) const override {
     return files_->may_write(path);
   }
+  [[nodiscard]] DurableFiles *durable_files() override {
+    return files_->durable();
+  }
 
   [[nodiscard]] int pidfd() const { return pidfd_.get(); }
   [[nodiscard]] Watchdog::Lease &lease() { return *lease_; }
@@ -149,6 +156,10 @@ public:
   }
   // The files the target may write: its working directory and copies.
   [[nodiscard]] const RunFiles &files() const { return *files_; }
+  [[nodiscard]] RunFiles &files() { return *files_; }
+  // Kills every process of the target with SIGKILL and reaps them, as the
+  // destructor does, and hands over its files for the next run (--crash).
+  [[nodiscard]] RunFiles crash();
   // Whether the target is known to have ended (it has been reaped).
   [[nodiscard]] bool reaped() const { return reaped_; }
 
@@ -164,6 +175,7 @@ private:
   // Error (kTargetGone when it died) unless it is of the kind expected.
   [[nodiscard]] Result<void> own_stop(bool (WaitStatus::*expected)() const,
                                       const char *what);
+  // Kills every process of the target and reaps them.
   void kill_and_reap();
 
   pid_t pid_;

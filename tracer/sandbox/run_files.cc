@@ -126,7 +126,7 @@ bool path_under(std::string_view path, std::string_view directory) {
 }
 
 Result<RunFiles> RunFiles::create(std::span<const std::string> writable,
-                                  const Sandbox &sandbox) {
+                                  const Sandbox &sandbox, bool durable) {
   RunFiles files;
   files.outside_ = sandbox.outside("");
   auto root = make_root(files.outside_);
@@ -159,12 +159,19 @@ Result<RunFiles> RunFiles::create(std::span<const std::string> writable,
       return copied.error();
     files.mounts_.push_back(std::move(mount));
   }
+  if (durable) {
+    auto recorded = DurableFiles::record(files.outside_ + files.root_);
+    if (!recorded)
+      return recorded.error();
+    files.durable_.emplace(std::move(*recorded));
+  }
   return files;
 }
 
 RunFiles::RunFiles(RunFiles &&other) noexcept
     : outside_(std::move(other.outside_)), root_(std::move(other.root_)),
-      workdir_(std::move(other.workdir_)), mounts_(std::move(other.mounts_)) {
+      workdir_(std::move(other.workdir_)), mounts_(std::move(other.mounts_)),
+      durable_(std::move(other.durable_)) {
   other.root_.clear();
 }
 

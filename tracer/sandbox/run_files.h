@@ -3,12 +3,14 @@
 #include <sys/user.h>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "executor/executor.h"
+#include "tracer/sandbox/durable_files.h"
 #include "util/result.h"
 
 namespace cmc::tracer {
@@ -35,9 +37,11 @@ class RunFiles {
 public:
   // Makes root and the copy of every writable path: of it as it is now (a
   // relative path from cmc's working directory), or an empty directory
-  // for a relative one that does not exist.
+  // for a relative one that does not exist. With durable, it also keeps
+  // what of them would survive a crash (DurableFiles, --crash).
   [[nodiscard]] static Result<RunFiles>
-  create(std::span<const std::string> writable, const Sandbox &sandbox);
+  create(std::span<const std::string> writable, const Sandbox &sandbox,
+         bool durable = false);
 
   RunFiles(RunFiles &&other) noexcept;
   RunFiles &operator=(RunFiles &&) = delete;
@@ -60,12 +64,22 @@ public:
   // hashed per top-level entry, sorted by name. Empty when there are none.
   [[nodiscard]] Result<std::vector<executor::FileDigest>> digest() const;
 
+  // What of the files would survive a crash; nullptr unless created
+  // durable.
+  [[nodiscard]] DurableFiles *durable() {
+    return durable_ ? &*durable_ : nullptr;
+  }
+  [[nodiscard]] const DurableFiles *durable() const {
+    return durable_ ? &*durable_ : nullptr;
+  }
+
 private:
   RunFiles() = default;
   std::string outside_; // prefix of the paths by which cmc reaches them
   std::string root_;
   std::string workdir_;
   std::vector<WritableCopy> mounts_;
+  std::optional<DurableFiles> durable_;
 };
 
 // The hash of a digest, for the fingerprint: 0 when there are no files.

@@ -15,6 +15,7 @@
 
 #include "decoder/syscall_scan.h"
 #include "tracer/syscalls/environment.h"
+#include "tracer/syscalls/file_syncs.h"
 #include "tracer/syscalls/input_wait.h"
 #include "tracer/syscalls/signal_timer_calls.h"
 #include "tracer/syscalls/timed_waits.h"
@@ -133,6 +134,34 @@ constexpr auto kCalls = std::to_array<Syscall>({
      .handler = on_write_path,
      .paths = {{{-1, 0}}}},
     {.name = "close", .number = SYS_close, .shape = "d", .classes = kDesc},
+    {.name = "fsync",
+     .number = SYS_fsync,
+     .shape = "d",
+     .classes = kDesc,
+     .handler = on_fsync},
+    {.name = "fdatasync",
+     .number = SYS_fdatasync,
+     .shape = "d",
+     .classes = kDesc,
+     .handler = on_fsync},
+    {.name = "sync_file_range",
+     .number = SYS_sync_file_range,
+     .shape = "dDDx",
+     .classes = kDesc,
+     .handler = on_sync_file_range,
+     .trap_if = {3, SYNC_FILE_RANGE_WAIT_AFTER}},
+    {.name = "syncfs",
+     .number = SYS_syncfs,
+     .shape = "d",
+     .classes = kDesc,
+     .handler = on_sync},
+    {.name = "sync", .number = SYS_sync, .shape = "", .handler = on_sync},
+    {.name = "msync",
+     .number = SYS_msync,
+     .shape = "pux",
+     .classes = kMemory,
+     .handler = on_msync,
+     .trap_if = {2, MS_SYNC}},
     {.name = "newfstatat",
      .number = SYS_newfstatat,
      .shape = "{atfd}sp{at}",
