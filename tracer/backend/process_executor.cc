@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include <fmt/format.h>
+
 #include "decoder/state_changes.h"
 #include "tracer/process/watchdog.h"
 
@@ -18,6 +20,18 @@ namespace {
 // One restored run in this many is checked against a replay (and the
 // first).
 constexpr std::size_t kCheckEvery = 64;
+
+// Adds the kept bytes of process number (from 1, in order of creation) to
+// those of the first, its pieces named "process N: ...".
+void append_process(decoder::CanonicalState &first,
+                    decoder::CanonicalState other, std::size_t number) {
+  for (decoder::StatePiece &piece : other.pieces) {
+    piece.name = fmt::format("process {}: {}", number, piece.name);
+    piece.offset += first.bytes.size();
+    first.pieces.push_back(std::move(piece));
+  }
+  first.bytes.insert(first.bytes.end(), other.bytes.begin(), other.bytes.end());
+}
 
 } // namespace
 
@@ -309,10 +323,11 @@ ProcessExecutor::read_process(TargetRun &target, executor::Observation &seen) {
     seen.dead_red_zone_bytes += image.dead_red_zone_bytes;
     if (&image == &images->front())
       continue;
-    const decoder::CanonicalState other =
-        decoder::canonicalize(image, {options.heap, false, {}});
+    decoder::CanonicalState other =
+        decoder::canonicalize(image, {options.heap, options.keep_bytes, {}});
     fingerprints.push_back(other.fingerprint);
     canonical.bytes_hashed += other.bytes_hashed;
+    append_process(canonical, std::move(other), fingerprints.size());
   }
   if (fingerprints.size() > 1)
     canonical.fingerprint =

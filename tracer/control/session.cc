@@ -278,8 +278,14 @@ Result<Session::Thread *> Session::add_task(pid_t tid) {
   if (!group)
     return group.error();
   auto process = processes_.find(*group);
-  if (process == processes_.end())
+  if (process == processes_.end()) {
     process = processes_.emplace(*group, processes_created_++).first;
+    const auto inside = tracee_.namespace_tid(tid);
+    CMC_LOG_DEBUG("tracer",
+                  "process {} started: pid {} ({} in the target's "
+                  "namespace)",
+                  process->second, tid, inside ? *inside : -1);
+  }
   Thread &added = threads_[tid];
   added.index = threads_created_++;
   added.process = process->second;

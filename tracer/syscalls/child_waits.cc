@@ -1,5 +1,6 @@
 #include "tracer/syscalls/child_waits.h"
 
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <charconv>
@@ -168,5 +169,18 @@ Result<Action> on_sigsuspend(SeccompStop &stop) {
 }
 
 Result<Action> on_pause(SeccompStop &stop) { return wait_for_signal(stop); }
+
+Result<Action> on_leave_group(SeccompStop &stop) {
+  // The first process leads the group cmc made for it: its setsid fails
+  // (EPERM) and its setpgid(0, 0) changes nothing.
+  if (stop.tracee.process() == stop.tracee.pid() &&
+      (stop.call.number == SYS_setsid || stop.regs.arg(0) == 0))
+    return Action::run();
+  return Error{fmt::format(
+      "a process of the target called {} to leave its process group (it "
+      "daemonizes); cmc follows a server's processes through their process "
+      "group and cannot check one that leaves it yet",
+      stop.call.name)};
+}
 
 } // namespace cmc::tracer
