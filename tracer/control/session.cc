@@ -270,29 +270,6 @@ Result<Session::Thread *> Session::current() {
   return add_task(tid);
 }
 
-Result<Session::Thread *> Session::add_task(pid_t tid) {
-  auto group = tracee_.thread_group(tid);
-  // Adopted first: the leader's end is not reported while a thread of it
-  // is left unreaped, and the Tracee reaps those it adopted.
-  tracee_.adopt(tid, group ? *group : tid);
-  if (!group)
-    return group.error();
-  auto process = processes_.find(*group);
-  if (process == processes_.end()) {
-    process = processes_.emplace(*group, processes_created_++).first;
-    const auto inside = tracee_.namespace_tid(tid);
-    CMC_LOG_DEBUG("tracer",
-                  "process {} started: pid {} ({} in the target's "
-                  "namespace)",
-                  process->second, tid, inside ? *inside : -1);
-  }
-  Thread &added = threads_[tid];
-  added.index = threads_created_++;
-  added.process = process->second;
-  added.run = Thread::Run::kStarting;
-  return &added;
-}
-
 void Session::proceed(Thread &thread, Next next, int signal) {
   if (next == Next::kRun) {
     thread.run = Thread::Run::kRunning;
@@ -413,33 +390,6 @@ Result<std::optional<executor::Fault>> Session::on_new_task() {
   return std::optional<executor::Fault>();
 }
 
-Result<std::optional<executor::Fault>>
-Session::on_task_end(pid_t tid, const WaitStatus &status) {
-  // A thread ended; the others go on.
-  if (auto ended = threads_.find(tid); ended != threads_.end()) {
-    if (ended->second.awaiting_exit)
-      watcher_->ended_in_call(tracee_);
-    if (running_ == tid) {
-      ran_before_ = ended->second.index;
-      running_.reset();
-    }
-    threads_.erase(ended);
-  }
-  futexes_.cancel(tid);
-  tracee_.forget(tid);
-  // The leader of a process the target started, reported last of its
-  // threads: the process ended, a zombie until its parent reaps it.
-  if (const auto process = processes_.find(tid); process != processes_.end()) {
-    ended_.emplace_back(process->second, tid);
-    processes_.erase(process);
-    if (status.killed() && !tracee_.hung())
-      return std::optional(fault_of(status));
-  }
-  if (auto woken = wake_changed_words(); !woken)
-    return woken.error();
-  return std::optional<executor::Fault>();
-}
-
 Result<executor::Fault> Session::await_end() {
   // A dying target's SIGKILL ends every stop: a thread still stopped is
   // not one, and its end would never come.
@@ -550,19 +500,6 @@ std::vector<ThreadRegisters> Session::thread_registers() const {
   ordered.reserve(threads.size());
   for (const auto &[index, thread] : threads)
     ordered.push_back(thread);
-  return ordered;
-}
-
-std::vector<std::vector<ThreadRegisters>> Session::process_registers() const {
-  std::map<std::size_t, std::map<std::size_t, ThreadRegisters>> processes;
-  for (const auto &[tid, thread] : threads_)
-    processes[thread.process][thread.index] = {tid, thread.entered};
-  std::vector<std::vector<ThreadRegisters>> ordered;
-  for (const auto &[process, threads] : processes) {
-    ordered.emplace_back();
-    for (const auto &[index, thread] : threads)
-      ordered.back().push_back(thread);
-  }
   return ordered;
 }
 
