@@ -26,6 +26,8 @@ packages=(
   beanstalkd redis-server memcached mosquitto lighttpd webfs gearman-job-server
   dnsmasq-base unbound
   haproxy
+  # Servers of several processes (tests/integration/processes_test.cc).
+  nginx-light mini-httpd vsftpd
   ccache # compiles once for every build tree and clone (below)
 )
 missing=()

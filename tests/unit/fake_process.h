@@ -138,7 +138,7 @@ public:
   void set_proc_file(const std::string &leaf, std::string text) {
     proc_files_[leaf] = std::move(text);
   }
-  // A thread the target created (is_thread() says so).
+  // A thread the target created (thread_group() says so).
   void add_thread(pid_t tid) { threads_.insert(tid); }
   void set_hung(bool hung) { hung_ = hung; }
   // Which threads still_stopped() denies (a SIGKILL ended their stop).
@@ -167,6 +167,10 @@ public:
   // ProcessAccess.
   [[nodiscard]] pid_t pid() const override { return pid_; }
   [[nodiscard]] pid_t focused() const override { return focus_; }
+  [[nodiscard]] pid_t process() const override {
+    const auto found = groups_.find(focus_);
+    return found == groups_.end() ? pid_ : found->second;
+  }
   void focus(pid_t tid) override { focus_ = tid; }
   void resume(int signal = 0, bool to_syscall_stop = false) override {
     resumes_.push_back(
@@ -205,13 +209,16 @@ public:
   [[nodiscard]] bool still_stopped(pid_t tid) const override {
     return !killed_.contains(tid);
   }
-  [[nodiscard]] Result<bool> is_thread(pid_t tid) const override {
-    return threads_.contains(tid);
+  [[nodiscard]] Result<pid_t> thread_group(pid_t tid) const override {
+    return threads_.contains(tid) ? pid_ : tid;
   }
   [[nodiscard]] Result<pid_t> namespace_tid(pid_t tid) const override {
     return tid - pid_ + 1;
   }
-  void adopt(pid_t tid) override { adopted_.push_back(tid); }
+  void adopt(pid_t tid, pid_t group) override {
+    adopted_.push_back(tid);
+    groups_[tid] = group;
+  }
   void forget(pid_t tid) override { forgotten_.push_back(tid); }
   [[nodiscard]] bool hung() const override { return hung_; }
 
@@ -334,6 +341,7 @@ private:
   std::map<pid_t, siginfo_t> infos_;
   std::vector<std::pair<pid_t, int>> signals_;
   std::vector<pid_t> adopted_;
+  std::map<pid_t, pid_t> groups_; // adopt()
   std::vector<pid_t> forgotten_;
 };
 

@@ -167,13 +167,65 @@ TEST_F(SessionTest, AThreadThatEndsIsForgotten) {
   EXPECT_EQ(process.forgotten(), std::vector<pid_t>{kWorker});
 }
 
-TEST_F(SessionTest, StartingAProcessIsAnError) {
+// A process the target forks is followed under the one scheduler: the
+// parent runs on until it waits, then the child from its first stop.
+TEST_F(SessionTest, AForkedProcessIsFollowed) {
   constexpr pid_t kChild = 2000; // not a thread of the target
   process.then({kLeader, fake::event_status(PTRACE_EVENT_FORK), {}, kChild});
-  auto fault = session.run_until_quiescent();
-  ASSERT_FALSE(fault);
-  EXPECT_NE(fault.error().message.find("started a process"), std::string::npos)
-      << fault.error().message;
+  process.then({kChild, fake::signal_status(SIGSTOP)});
+  reads(kLeader);
+  reads(kChild);
+  quiescent();
+  EXPECT_EQ(session.process_count(), 2U);
+  EXPECT_EQ(session.thread_count(), 2U);
+  EXPECT_EQ(process.adopted(), std::vector<pid_t>{kChild});
+  ASSERT_EQ(process.resumes().size(), 3U);
+  EXPECT_EQ(process.resumes()[1].tid, kLeader);
+  EXPECT_EQ(process.resumes()[2].tid, kChild);
+  EXPECT_EQ(process.resumes()[2].signal, 0);
+  const auto processes = session.process_registers();
+  ASSERT_EQ(processes.size(), 2U);
+  ASSERT_EQ(processes[1].size(), 1U);
+  EXPECT_EQ(processes[0].front().id, kLeader);
+  EXPECT_EQ(processes[1].front().id, kChild);
+}
+
+// The parent of a vfork waits in the kernel until its child execs or
+// ends: resumed first, it would block with the child never run.
+TEST_F(SessionTest, AVforkRunsTheChildFirst) {
+  constexpr pid_t kChild = 2000;
+  process.then({kLeader, fake::event_status(PTRACE_EVENT_VFORK), {}, kChild});
+  process.then({kChild, fake::signal_status(SIGSTOP)});
+  reads(kChild);
+  reads(kLeader);
+  quiescent();
+  ASSERT_EQ(process.resumes().size(), 3U);
+  EXPECT_EQ(process.resumes()[1].tid, kChild);
+  EXPECT_EQ(process.resumes()[2].tid, kLeader);
+}
+
+// A child that exits ends neither the step nor the target.
+TEST_F(SessionTest, AChildThatExitsIsForgotten) {
+  constexpr pid_t kChild = 2000;
+  process.then({kLeader, fake::event_status(PTRACE_EVENT_FORK), {}, kChild});
+  process.then({kChild, fake::signal_status(SIGSTOP)});
+  reads(kLeader);
+  process.then({kChild, fake::exit_status(0)});
+  quiescent();
+  EXPECT_EQ(session.process_count(), 1U);
+  EXPECT_EQ(process.forgotten(), std::vector<pid_t>{kChild});
+}
+
+// A child killed by a signal is a crash of the server.
+TEST_F(SessionTest, AChildKilledByASignalIsAFault) {
+  constexpr pid_t kChild = 2000;
+  process.then({kLeader, fake::event_status(PTRACE_EVENT_FORK), {}, kChild});
+  process.then({kChild, fake::signal_status(SIGSTOP)});
+  reads(kLeader);
+  process.then({kChild, SIGSEGV});
+  const Fault fault = faults();
+  EXPECT_EQ(fault.kind, Fault::Kind::kSignal);
+  EXPECT_EQ(fault.code, SIGSEGV);
 }
 
 TEST_F(SessionTest, ASleepIsHeldUntilTheClockPassesItsDeadline) {

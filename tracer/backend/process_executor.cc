@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include <fmt/format.h>
+
 #include "decoder/state_changes.h"
 #include "tracer/process/watchdog.h"
 
@@ -18,6 +20,18 @@ namespace {
 // One restored run in this many is checked against a replay (and the
 // first).
 constexpr std::size_t kCheckEvery = 64;
+
+// Adds the kept bytes of process number (from 1, in order of creation) to
+// those of the first, its pieces named "process N: ...".
+void append_process(decoder::CanonicalState &first,
+                    decoder::CanonicalState other, std::size_t number) {
+  for (decoder::StatePiece &piece : other.pieces) {
+    piece.name = fmt::format("process {}: {}", number, piece.name);
+    piece.offset += first.bytes.size();
+    first.pieces.push_back(std::move(piece));
+  }
+  first.bytes.insert(first.bytes.end(), other.bytes.begin(), other.bytes.end());
+}
 
 } // namespace
 
@@ -230,8 +244,8 @@ void ProcessExecutor::evict() {
   }
 }
 
-Result<void> ProcessExecutor::observe(const TargetRun &target,
-                                      std::size_t taken, std::size_t steps,
+Result<void> ProcessExecutor::observe(TargetRun &target, std::size_t taken,
+                                      std::size_t steps,
                                       executor::Observation &seen,
                                       Reading &now) {
   auto state = read_state(target);
@@ -287,21 +301,37 @@ bool ProcessExecutor::reads_process(std::size_t taken,
 }
 
 Result<decoder::CanonicalState>
-ProcessExecutor::read_process(const TargetRun &target,
-                              executor::Observation &seen) {
-  auto image = target.read_process(capture_);
-  if (!image)
-    return image.error();
+ProcessExecutor::read_process(TargetRun &target, executor::Observation &seen) {
+  auto images = target.read_processes(capture_);
+  if (!images)
+    return images.error();
   const decoder::CanonicalOptions options{
       spec_->state == executor::StateKind::kRaw
           ? decoder::HeapModel::kRaw
           : decoder::HeapModel::kCanonical,
       keep_images_ || describe_, process_mask_};
-  decoder::CanonicalState canonical = decoder::canonicalize(*image, options);
+  decoder::CanonicalState canonical =
+      decoder::canonicalize(images->front(), options);
   seen.heap = canonical.heap;
-  seen.bytes_read = image->bytes_read;
-  seen.dead_register_bytes = image->dead_register_bytes;
-  seen.dead_red_zone_bytes = image->dead_red_zone_bytes;
+  seen.bytes_read = 0;
+  seen.dead_register_bytes = 0;
+  seen.dead_red_zone_bytes = 0;
+  std::vector<Fingerprint> fingerprints{canonical.fingerprint};
+  for (const decoder::ProcessImage &image : *images) {
+    seen.bytes_read += image.bytes_read;
+    seen.dead_register_bytes += image.dead_register_bytes;
+    seen.dead_red_zone_bytes += image.dead_red_zone_bytes;
+    if (&image == &images->front())
+      continue;
+    decoder::CanonicalState other =
+        decoder::canonicalize(image, {options.heap, options.keep_bytes, {}});
+    fingerprints.push_back(other.fingerprint);
+    canonical.bytes_hashed += other.bytes_hashed;
+    append_process(canonical, std::move(other), fingerprints.size());
+  }
+  if (fingerprints.size() > 1)
+    canonical.fingerprint =
+        fingerprint_of(std::as_bytes(std::span(fingerprints)), 0);
   seen.bytes_hashed = canonical.bytes_hashed;
   return canonical;
 }

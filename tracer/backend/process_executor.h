@@ -98,7 +98,7 @@ private:
   void evict();
   // Reads the state after taken of the path's steps steps into seen (its
   // fingerprint, and what else seen keeps of it) and now.
-  [[nodiscard]] Result<void> observe(const TargetRun &target, std::size_t taken,
+  [[nodiscard]] Result<void> observe(TargetRun &target, std::size_t taken,
                                      std::size_t steps,
                                      executor::Observation &seen, Reading &now);
   // Whether that state's whole process is read: each one for kept
@@ -109,9 +109,11 @@ private:
   // Whether a state's fingerprint is of its regions (kRegions, kPath),
   // read at every state, rather than of its whole process.
   [[nodiscard]] bool keys_on_regions() const;
-  // The canonical whole process now, its cost in seen.
+  // The canonical whole process now, its cost in seen. A target of several
+  // processes: the first one's, its fingerprint that of every process's
+  // (in order of creation).
   [[nodiscard]] Result<decoder::CanonicalState>
-  read_process(const TargetRun &target, executor::Observation &seen);
+  read_process(TargetRun &target, executor::Observation &seen);
   // With describe_changes: names what the last step changed, once its
   // state is read (taken == steps), from the state before it in now.
   void describe(std::size_t taken, std::size_t steps,

@@ -164,10 +164,11 @@ std::string descriptor_kind(std::string_view link, std::string_view workdir) {
 Result<std::vector<ProcDescriptor>> list_descriptors(const Tracee &tracee) {
   // Names are looked up relative to the two directories: a path from /proc
   // on costs a lookup of the process each time.
-  const std::string fd_path = fmt::format("/proc/{}/fd", tracee.pid());
+  const std::string fd_path = fmt::format("/proc/{}/fd", tracee.process());
   const std::unique_ptr<DIR, int (*)(DIR *)> listing(opendir(fd_path.c_str()),
                                                      closedir);
-  const std::string info_path = fmt::format("/proc/{}/fdinfo", tracee.pid());
+  const std::string info_path =
+      fmt::format("/proc/{}/fdinfo", tracee.process());
   const UniqueFd infos(
       open(info_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!listing || !infos.valid())

@@ -416,13 +416,13 @@ ProcessCapture::capture(const Tracee &tracee, const CaptureContext &context) {
   auto maps = tracee.maps();
   if (!maps)
     return maps.error();
-  MemoryPlan plan(*this, context, arg_start_of(tracee.pid()));
+  MemoryPlan plan(*this, context, arg_start_of(tracee.process()));
   plan.add(*maps);
-  auto parts = backed(tracee.pid(), plan.ranges());
+  auto parts = backed(tracee.process(), plan.ranges());
   if (!parts)
     return parts.error();
   decoder::ProcessImage image;
-  auto read = read_into(tracee.pid(), *parts, plan.memory());
+  auto read = read_into(tracee.process(), *parts, plan.memory());
   if (!read)
     return read.error();
   image.bytes_read = *read;
@@ -438,13 +438,13 @@ ProcessCapture::capture(const Tracee &tracee, const CaptureContext &context) {
     image.threads.push_back(
         {static_cast<std::uint32_t>(*id), thread.registers.raw()});
   }
-  liveness_.apply(tracee.pid(), *maps, plan.stacks(), image);
+  liveness_.apply(tracee.process(), *maps, plan.stacks(), image);
   auto descriptors =
       capture_descriptors(tracee, context.sockets, context.workdir);
   if (!descriptors)
     return descriptors.error();
   image.descriptors = std::move(*descriptors);
-  image.pid = static_cast<std::uint32_t>(tracee.pid());
+  image.pid = static_cast<std::uint32_t>(tracee.process());
   return image;
 }
 

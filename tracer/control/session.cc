@@ -2,6 +2,7 @@
 
 #include <netinet/in.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
@@ -46,10 +47,10 @@ bool gone(const Error &error, const ProcessAccess &process, pid_t tid) {
   return error.target_gone() || !process.still_stopped(tid);
 }
 
-Error new_process_error(pid_t pid) {
-  return Error{fmt::format("the target started a process (pid {}); cmc "
-                           "checks single-process servers for now",
-                           pid)};
+// Whether process pid, which ended, is a zombie its parent has not reaped
+// yet (its /proc entry stays until then).
+bool zombie(pid_t pid) {
+  return access(fmt::format("/proc/{}", pid).c_str(), F_OK) == 0;
 }
 
 } // namespace
@@ -73,8 +74,14 @@ Result<std::optional<executor::Fault>> Session::run_until_quiescent() {
     if (!fault || *fault)
       return fault;
   }
-  // Quiescent. With every thread in a futex wait with no timeout, none is
-  // left to wake another.
+  // Quiescent. A process reaped since is no longer state. With several
+  // processes, what is read of the target now is the first one's.
+  std::erase_if(ended_,
+                [](const auto &ended) { return !zombie(ended.second); });
+  if (processes_.size() > 1)
+    tracee_.focus(tracee_.pid());
+  // With every thread in a futex wait with no timeout, none is left to
+  // wake another.
   for (const auto &[tid, thread] : threads_)
     if (thread.run == Thread::Run::kHeld &&
         (!thread.waiting->futex || thread.waiting->deadline))
@@ -114,6 +121,7 @@ Result<bool> Session::waits_for_client() {
       continue; // not held in a wait for input
     if (!listening_fd_)
       return true;
+    tracee_.focus(tid);
     auto waits = waits_on(tracee_, *thread.waiting->call, thread.waiting->regs,
                           *listening_fd_);
     if (!waits || *waits)
@@ -235,6 +243,7 @@ Result<void> Session::wake_changed_words() {
   // Copied: each wake changes the queue.
   const std::vector<FutexQueue::Entry> entries = futexes_.entries();
   for (const FutexQueue::Entry &entry : entries) {
+    tracee_.focus(entry.tid);
     auto word = tracee_.read(RemotePtr<std::uint32_t>{entry.wait.address});
     if (word && *word == entry.wait.value)
       continue;
@@ -258,18 +267,7 @@ Result<Session::Thread *> Session::current() {
   const pid_t tid = tracee_.focused();
   if (auto found = threads_.find(tid); found != threads_.end())
     return &found->second;
-  // Adopted first: the leader's end is not reported while a thread of it
-  // is left unreaped, and the Tracee reaps those it adopted.
-  tracee_.adopt(tid);
-  auto thread = tracee_.is_thread(tid);
-  if (!thread)
-    return thread.error();
-  if (!*thread)
-    return nullptr;
-  Thread &added = threads_[tid];
-  added.index = threads_created_++;
-  added.run = Thread::Run::kStarting;
-  return &added;
+  return add_task(tid);
 }
 
 void Session::proceed(Thread &thread, Next next, int signal) {
@@ -295,27 +293,11 @@ Session::on_stop(const WaitStatus &status) {
       starved_ = starvation();
     if (tid == tracee_.pid())
       return std::optional(fault_of(status));
-    // A thread ended; the others go on.
-    if (auto ended = threads_.find(tid); ended != threads_.end()) {
-      if (ended->second.awaiting_exit)
-        watcher_->ended_in_call(tracee_);
-      if (running_ == tid) {
-        ran_before_ = ended->second.index;
-        running_.reset();
-      }
-      threads_.erase(ended);
-    }
-    futexes_.cancel(tid);
-    tracee_.forget(tid);
-    if (auto woken = wake_changed_words(); !woken)
-      return woken.error();
-    return std::optional<executor::Fault>();
+    return on_task_end(tid, status);
   }
   auto thread = current();
   if (!thread)
     return thread.error();
-  if (*thread == nullptr)
-    return new_process_error(tid);
   if (auto handled = on_thread_stop(tid, **thread, status); !handled)
     return handled.error();
   return std::optional<executor::Fault>();
@@ -339,9 +321,11 @@ Result<void> Session::on_thread_stop(pid_t tid, Thread &self,
   const int event = status.ptrace_event();
   if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
       event == PTRACE_EVENT_VFORK) {
-    if (auto created = on_new_task(event); !created)
+    if (auto created = on_new_task(); !created)
       return created.error();
-    proceed(self, Next::kRun);
+    // The parent of a vfork waits in the kernel until its child execs or
+    // ends: the child runs first.
+    proceed(self, event == PTRACE_EVENT_VFORK ? Next::kYield : Next::kRun);
     return {};
   }
   if (event == PTRACE_EVENT_EXEC)
@@ -365,13 +349,19 @@ Result<void> Session::on_thread_stop(pid_t tid, Thread &self,
 }
 
 Result<void> Session::on_exec(pid_t tid, Thread &self) {
-  if (program_fixed_)
-    return exec_error(tracee_.pid());
-  // execve killed the other threads; each ends without a stop (the one
-  // that called it, now the leader, under its old id without a report).
-  std::erase_if(threads_,
-                [&](const auto &entry) { return entry.first != tid; });
-  futexes_ = {};
+  // A process the target started runs another program: cmc would need
+  // that program's symbols, vDSO and time sources of its own.
+  if (program_fixed_ || self.process != 0)
+    return exec_error(tracee_.process());
+  // execve killed the other threads of the process; each ends without a
+  // stop (the one that called it, now the leader, under its old id
+  // without a report).
+  std::erase_if(threads_, [&](const auto &entry) {
+    if (entry.first == tid || entry.second.process != self.process)
+      return false;
+    futexes_.cancel(entry.first);
+    return true;
+  });
   environment_.signal_timers().exec();
   running_ = tid;
   self.waiting.reset();
@@ -388,23 +378,15 @@ Result<void> Session::on_exec(pid_t tid, Thread &self) {
 
 // At the creator's clone, fork or vfork stop. A new thread may have
 // stopped (and been registered) already.
-Result<std::optional<executor::Fault>> Session::on_new_task(int event) {
+Result<std::optional<executor::Fault>> Session::on_new_task() {
   auto pid = tracee_.event_message();
   if (!pid)
     return pid.error();
   const auto tid = static_cast<pid_t>(*pid);
-  if (event == PTRACE_EVENT_CLONE && threads_.contains(tid))
+  if (threads_.contains(tid))
     return std::optional<executor::Fault>();
-  tracee_.adopt(tid);
-  auto thread = event == PTRACE_EVENT_CLONE ? tracee_.is_thread(tid)
-                                            : Result<bool>(false);
-  if (!thread)
-    return thread.error();
-  if (!*thread)
-    return new_process_error(tid);
-  Thread &added = threads_[tid];
-  added.index = threads_created_++;
-  added.run = Thread::Run::kStarting;
+  if (auto added = add_task(tid); !added)
+    return added.error();
   return std::optional<executor::Fault>();
 }
 
@@ -475,11 +457,16 @@ std::uint64_t Session::hidden_state() const {
   for (const auto &[index, thread] : threads) {
     const bool held = thread->run == Thread::Run::kHeld;
     words.insert(words.end(), {static_cast<std::int64_t>(index),
+                               static_cast<std::int64_t>(thread->process),
                                static_cast<std::int64_t>(thread->run),
                                held && thread->waiting->deadline
                                    ? thread->waiting->deadline->count()
                                    : -1});
   }
+  // The processes that ended and are zombies still.
+  for (const auto &[index, pid] : ended_)
+    if (zombie(pid))
+      words.push_back(-1 - static_cast<std::int64_t>(index));
   // The futex waiters in the order they wake, which the kernel would keep.
   // (The word each waits on is in its registers, which are state.)
   for (const FutexQueue::Entry &entry : futexes_.entries())
@@ -518,7 +505,13 @@ std::vector<ThreadRegisters> Session::thread_registers() const {
 
 void Session::ending() {
   running_.reset();
+  // With one process every thread ends with it; with several, those that
+  // a SIGKILL took out of cmc's stops.
+  const bool several = processes_.size() > 1;
   for (auto &[tid, thread] : threads_) {
+    if (several && thread.run != Thread::Run::kRunning &&
+        tracee_.still_stopped(tid))
+      continue;
     thread.run = Thread::Run::kRunning;
     thread.waiting.reset();
     thread.awaiting_exit = false;
@@ -696,6 +689,7 @@ Result<void> Session::recheck(pid_t tid, Thread &thread) {
   const Waiting &waiting = *thread.waiting;
   if (waiting.recheck == nullptr)
     return {};
+  tracee_.focus(tid);
   auto over = waiting.recheck(tracee_, *waiting.call, waiting.regs);
   if (!over)
     return over.error();
@@ -739,13 +733,17 @@ Result<std::optional<sockaddr_storage>> Session::listen_address() const {
 }
 
 Session::Saved Session::save() const {
-  return {environment_, threads_, threads_created_, futexes_, listening_fd_};
+  return {environment_,       threads_, threads_created_, processes_,
+          processes_created_, ended_,   futexes_,         listening_fd_};
 }
 
 void Session::restore(const Saved &saved) {
   environment_ = saved.environment;
   threads_ = saved.threads;
   threads_created_ = saved.threads_created;
+  processes_ = saved.processes;
+  processes_created_ = saved.processes_created;
+  ended_ = saved.ended;
   futexes_ = saved.futexes;
   listening_fd_ = saved.listening_fd;
 }

@@ -36,9 +36,10 @@ class Session {
 public:
   Session(ProcessAccess &tracee, std::uint64_t seed)
       : tracee_(tracee),
-        environment_(seed), threads_{
-                                {tracee.pid(), Thread{0, Thread::Run::kReady,
-                                                      std::nullopt, false}}} {}
+        environment_(seed), threads_{{tracee.pid(),
+                                      Thread{0, 0, Thread::Run::kReady,
+                                             std::nullopt, false}}},
+        processes_{{tracee.pid(), 0}} {}
 
   // At the exec stop, before the target's first instruction.
   [[nodiscard]] Result<void> take_control() {
@@ -104,6 +105,11 @@ public:
   // registers as it entered the call it waits in.
   [[nodiscard]] std::vector<ThreadRegisters> thread_registers() const;
   [[nodiscard]] std::size_t thread_count() const { return threads_.size(); }
+  // The processes of a quiescent target in order of creation, each with
+  // its threads (as thread_registers()): the first process first.
+  [[nodiscard]] std::vector<std::vector<ThreadRegisters>>
+  process_registers() const;
+  [[nodiscard]] std::size_t process_count() const { return processes_.size(); }
   // The ptrace stops of the target so far, and those of them at which the
   // scheduler queued a futex wait, woke one or yielded (the calls it
   // stops for threads alone).
@@ -153,7 +159,8 @@ private:
       kHeld,     // stopped by cmc in a wait (waiting)
       kReady,    // stopped by cmc, free to run: resumed when it is chosen
     };
-    std::size_t index = 0; // in order of creation; the leader is 0
+    std::size_t index = 0;   // in order of creation; the leader is 0
+    std::size_t process = 0; // its process's, in order of creation
     Run run = Run::kStarting;
     std::optional<Waiting> waiting;
     // The watcher wants the result of the call entered last, which runs:
@@ -199,10 +206,17 @@ private:
                                             const WaitStatus &status);
   // At the stop of thread tid (self) after a successful execve.
   [[nodiscard]] Result<void> on_exec(pid_t tid, Thread &self);
-  [[nodiscard]] Result<std::optional<executor::Fault>> on_new_task(int event);
-  // The focused thread, registered when it is new (a clone whose event has
-  // not been seen yet); nullptr for a process the target forked.
+  [[nodiscard]] Result<std::optional<executor::Fault>> on_new_task();
+  // The focused thread, registered when it is new (a clone, fork or vfork
+  // whose event has not been seen yet).
   [[nodiscard]] Result<Thread *> current();
+  // Registers task tid, new: a thread of a process of the target's, or a
+  // process it started.
+  [[nodiscard]] Result<Thread *> add_task(pid_t tid);
+  // At the end of task tid (status), not the first process's leader: a
+  // Fault when a process of the target died of a signal.
+  [[nodiscard]] Result<std::optional<executor::Fault>>
+  on_task_end(pid_t tid, const WaitStatus &status);
   // Makes every held thread whose wait is over ready (recheck()); an
   // Error, or the target found ending.
   [[nodiscard]] Result<void> release_held();
@@ -275,6 +289,13 @@ private:
   bool program_fixed_ = false;
   std::map<pid_t, Thread> threads_; // by thread id
   std::size_t threads_created_ = 1;
+  // The target's living processes by id (thread group), each with its
+  // index in order of creation.
+  std::map<pid_t, std::size_t> processes_;
+  std::size_t processes_created_ = 1;
+  // The processes that ended (by index, with their id) and may be zombies
+  // their parent has not reaped: state until it has (hidden_state()).
+  std::vector<std::pair<std::size_t, pid_t>> ended_;
   std::size_t stops_ = 0;
   std::size_t scheduler_stops_ = 0;
   FutexQueue futexes_;
@@ -299,6 +320,9 @@ struct Session::Saved {
   Environment environment{0};
   std::map<pid_t, Thread> threads;
   std::size_t threads_created = 0;
+  std::map<pid_t, std::size_t> processes;
+  std::size_t processes_created = 0;
+  std::vector<std::pair<std::size_t, pid_t>> ended;
   FutexQueue futexes;
   std::optional<int> listening_fd;
 };

@@ -226,16 +226,38 @@ TargetRun::fingerprint(std::span<const std::byte> state,
                                    combined_hash(files) ^ unread ^ lasting);
 }
 
-Result<decoder::ProcessImage>
-TargetRun::read_process(ProcessCapture &capture) const {
-  CaptureContext context{session_->thread_registers(),
-                         {port_of(address_), {}},
-                         tracee_->files().workdir()};
+CaptureContext
+TargetRun::capture_context(std::vector<ThreadRegisters> threads) const {
+  CaptureContext context{
+      std::move(threads), {port_of(address_), {}}, tracee_->files().workdir()};
   for (const std::optional<Connection> &connection : connections_)
     context.sockets.client_ports.push_back(
         connection ? std::optional(port_of(connection->local()))
                    : std::nullopt);
-  return capture.capture(*tracee_, context);
+  return context;
+}
+
+Result<decoder::ProcessImage>
+TargetRun::read_process(ProcessCapture &capture) const {
+  return capture.capture(
+      *tracee_, capture_context(session_->process_registers().front()));
+}
+
+Result<std::vector<decoder::ProcessImage>>
+TargetRun::read_processes(ProcessCapture &capture) {
+  std::vector<decoder::ProcessImage> images;
+  const pid_t focused = tracee_->focused();
+  for (std::vector<ThreadRegisters> &threads : session_->process_registers()) {
+    tracee_->focus(threads.front().id);
+    auto image = capture.capture(*tracee_, capture_context(std::move(threads)));
+    if (!image) {
+      tracee_->focus(focused);
+      return image.error();
+    }
+    images.push_back(std::move(*image));
+  }
+  tracee_->focus(focused);
+  return images;
 }
 
 std::vector<std::string> TargetRun::drain() {

@@ -100,9 +100,13 @@ public:
   [[nodiscard]] Result<std::vector<std::byte>> read_state() const {
     return reader_.read(*tracee_);
   }
-  // The whole process now (ProcessCapture::capture).
+  // The whole first process now (ProcessCapture::capture).
   [[nodiscard]] Result<decoder::ProcessImage>
   read_process(ProcessCapture &capture) const;
+  // Every process of the target's now, in order of creation (the first
+  // first).
+  [[nodiscard]] Result<std::vector<decoder::ProcessImage>>
+  read_processes(ProcessCapture &capture);
   // The files the target may write, now (RunFiles::digest).
   [[nodiscard]] Result<std::vector<executor::FileDigest>> read_files() const {
     return tracee_->files().digest();
@@ -191,6 +195,9 @@ public:
 
 private:
   TargetRun(const TargetSpec &spec, std::unique_ptr<Tracee> tracee);
+  // What a capture of the process whose threads these are needs.
+  [[nodiscard]] CaptureContext
+  capture_context(std::vector<ThreadRegisters> threads) const;
   // Runs the target to quiescence (starting: until it serves, see
   // Session::run_until_serving); a fault means it cannot be checked.
   [[nodiscard]] Result<void> settle(const char *when, bool starting = false);

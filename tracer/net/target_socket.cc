@@ -43,8 +43,9 @@ int queued(const UniqueFd &socket, unsigned long request) {
 
 } // namespace
 
-std::optional<UniqueFd> TargetSocket::at(const Tracee &tracee, int fd) const {
-  auto copy = tracee.duplicate_fd(fd);
+std::optional<UniqueFd> TargetSocket::at(const Tracee &tracee, pid_t process,
+                                         int fd) const {
+  auto copy = tracee.duplicate_fd_of(process, fd);
   if (!copy)
     return std::nullopt;
   sockaddr_storage peer{};
@@ -58,9 +59,17 @@ std::optional<UniqueFd> TargetSocket::at(const Tracee &tracee, int fd) const {
 
 std::optional<UniqueFd> TargetSocket::find(const Tracee &tracee) {
   if (fd_ >= 0)
-    if (auto found = at(tracee, fd_))
+    if (auto found = at(tracee, process_, fd_))
       return found;
-  const std::string dir = fmt::format("/proc/{}/fd", tracee.pid());
+  for (const pid_t process : tracee.processes())
+    if (auto found = search(tracee, process))
+      return found;
+  return std::nullopt;
+}
+
+std::optional<UniqueFd> TargetSocket::search(const Tracee &tracee,
+                                             pid_t process) {
+  const std::string dir = fmt::format("/proc/{}/fd", process);
   const std::unique_ptr<DIR, int (*)(DIR *)> entries(opendir(dir.c_str()),
                                                      closedir);
   if (!entries)
@@ -79,8 +88,9 @@ std::optional<UniqueFd> TargetSocket::find(const Tracee &tracee) {
     if (std::from_chars(name.data(), name.data() + name.size(), fd).ec !=
         std::errc())
       continue;
-    if (auto found = at(tracee, fd)) {
+    if (auto found = at(tracee, process, fd)) {
       fd_ = fd;
+      process_ = process;
       return found;
     }
   }

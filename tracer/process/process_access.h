@@ -36,9 +36,10 @@ struct ThreadRegisters {
 // a scripted one, so the handlers and Session's thread states are tested
 // without a process.
 //
-// The target's threads share its memory, but each stops on its own:
+// A process's threads share its memory, but each stops on its own:
 // requests about registers, stops and resumption go to the focused thread,
-// the one whose stop wait() reported last or that focus() named. Ids are
+// the one whose stop wait() reported last or that focus() named; requests
+// about memory, descriptors and /proc files to its process. Ids are
 // cmc's (of its PID namespace) unless said otherwise. An Error of kind
 // kTargetGone means the target, or the thread asked about, died: how comes
 // from wait(), it is not an error of cmc.
@@ -54,6 +55,10 @@ public:
   // The leader's id; it is focused first.
   [[nodiscard]] virtual pid_t pid() const = 0;
   [[nodiscard]] virtual pid_t focused() const = 0;
+  // The process of the focused thread (its thread group id): the first
+  // process, or one it started. Memory, descriptors and /proc files are
+  // that process's.
+  [[nodiscard]] virtual pid_t process() const = 0;
   virtual void focus(pid_t tid) = 0;
   // Resumes the focused thread, delivering signal (0: none); with
   // to_syscall_stop, it also stops at its next syscall entry or exit.
@@ -66,15 +71,16 @@ public:
   // stop that cmc has not: its whole process dies, or another of its
   // threads called execve; the thread's end then comes from wait().
   [[nodiscard]] virtual bool still_stopped(pid_t tid) const = 0;
-  // Whether tid, a task ptrace attached, is a thread of the target rather
-  // than a process it started.
-  [[nodiscard]] virtual Result<bool> is_thread(pid_t tid) const = 0;
+  // The thread group of tid, a task ptrace attached: the process it is a
+  // thread of (tid itself for a process the target started).
+  [[nodiscard]] virtual Result<pid_t> thread_group(pid_t tid) const = 0;
   // The id thread tid has in the target's PID namespace: what its gettid()
   // returns, glibc keeps, and its /proc shows.
   [[nodiscard]] virtual Result<pid_t> namespace_tid(pid_t tid) const = 0;
-  // A process or thread the target created, auto-attached by ptrace: it is
-  // killed and reaped with the target.
-  virtual void adopt(pid_t pid) = 0;
+  // A process or thread the target created, auto-attached by ptrace, a
+  // thread of process group (thread_group): it is killed and reaped with
+  // the target.
+  virtual void adopt(pid_t tid, pid_t group) = 0;
   // A thread that ended and was reaped: its id may be reused.
   virtual void forget(pid_t tid) = 0;
   // Whether the watchdog found the target hung (and killed it).

@@ -417,7 +417,7 @@ Result<pid_t> Tracee::namespace_tid(pid_t tid) const {
       known != namespace_tids_.end())
     return known->second;
   // "NSpid:\t<in cmc's namespace>\t<in the sandbox's>\n"
-  auto status = proc_file(fmt::format("task/{}/status", tid).c_str());
+  auto status = read_proc(fmt::format("/proc/{}/status", tid));
   if (!status)
     return status.error();
   const std::size_t line = status->find("\nNSpid:");
@@ -425,20 +425,34 @@ Result<pid_t> Tracee::namespace_tid(pid_t tid) const {
   const std::size_t last = status->find_last_of(" \t", end);
   if (line == std::string::npos || end == std::string::npos ||
       last == std::string::npos || last < line)
-    return Error{
-        fmt::format("cannot find NSpid in /proc/{}/task/{}/status", pid_, tid)};
+    return Error{fmt::format("cannot find NSpid in /proc/{}/status", tid)};
   const pid_t inside = std::atoi(status->c_str() + last + 1);
   namespace_tids_.emplace(tid, inside);
   return inside;
 }
 
-Result<bool> Tracee::is_thread(pid_t tid) const {
+Result<pid_t> Tracee::thread_group(pid_t tid) const {
   // Asked of the task itself, not of the target's task/ directory, where a
   // process it started and a thread that ended are both missing.
   auto status = read_proc(fmt::format("/proc/{}/status", tid));
   if (!status)
     return status.error();
-  return status->find(fmt::format("\nTgid:\t{}\n", pid_)) != std::string::npos;
+  const std::size_t line = status->find("\nTgid:\t");
+  if (line == std::string::npos)
+    return Error{fmt::format("cannot find Tgid in /proc/{}/status", tid)};
+  return static_cast<pid_t>(std::atoi(status->c_str() + line + 7));
+}
+
+void Tracee::adopt(pid_t tid, pid_t group) {
+  adopted_.push_back(tid);
+  groups_[tid] = group;
+}
+
+void Tracee::forget(pid_t tid) {
+  std::erase(adopted_, tid);
+  namespace_tids_.erase(tid);
+  groups_.erase(tid);
+  pidfds_.erase(tid);
 }
 
 Result<Registers> Tracee::registers() const {
@@ -469,12 +483,12 @@ Result<void> Tracee::set_signal_info(const siginfo_t &info) {
 }
 
 Result<void> Tracee::send_signal(pid_t tid, int signal) {
-  return sys::send_signal(pid_, tid, signal);
+  return sys::send_signal(group_of(tid), tid, signal);
 }
 
 Result<void> Tracee::write(std::uint64_t address,
                            std::span<const std::byte> bytes) {
-  return sys::write_memory(pid_, address, bytes);
+  return sys::write_memory(process(), address, bytes);
 }
 
 Result<void> Tracee::patch_code(std::uint64_t address,
@@ -578,11 +592,28 @@ Result<unsigned long> Tracee::event_message() const {
 
 Result<void> Tracee::read(std::span<const iovec> remote,
                           std::span<std::byte> local) const {
-  return sys::read_memory(pid_, remote, local);
+  return sys::read_memory(process(), remote, local);
 }
 
-std::optional<UniqueFd> Tracee::duplicate_fd(int fd) const {
-  return sys::pidfd_getfd(pidfd_.get(), fd);
+std::vector<pid_t> Tracee::processes() const {
+  std::vector<pid_t> processes{pid_};
+  for (const auto &[tid, group] : groups_)
+    if (tid == group && group != pid_)
+      processes.push_back(group);
+  return processes;
+}
+
+std::optional<UniqueFd> Tracee::duplicate_fd_of(pid_t process, int fd) const {
+  if (process == pid_)
+    return sys::pidfd_getfd(pidfd_.get(), fd);
+  auto found = pidfds_.find(process);
+  if (found == pidfds_.end()) {
+    auto opened = sys::pidfd_open(process);
+    if (!opened)
+      return std::nullopt;
+    found = pidfds_.emplace(process, std::move(*opened)).first;
+  }
+  return sys::pidfd_getfd(found->second.get(), fd);
 }
 
 Result<std::vector<decoder::Mapping>> Tracee::maps() const {
@@ -593,7 +624,7 @@ Result<std::vector<decoder::Mapping>> Tracee::maps() const {
 }
 
 Result<std::string> Tracee::proc_file(const char *leaf) const {
-  return read_proc(fmt::format("/proc/{}/{}", pid_, leaf));
+  return read_proc(fmt::format("/proc/{}/{}", process(), leaf));
 }
 
 } // namespace cmc::tracer

@@ -79,18 +79,16 @@ public:
   // ProcessAccess, over ptrace and /proc.
   [[nodiscard]] pid_t pid() const override { return pid_; }
   [[nodiscard]] pid_t focused() const override { return focus_; }
+  [[nodiscard]] pid_t process() const override { return group_of(focus_); }
   void focus(pid_t tid) override { focus_ = tid; }
   void resume(int signal = 0, bool to_syscall_stop = false) override;
   [[nodiscard]] Result<std::optional<WaitStatus>>
   wait(bool block = true) override;
   [[nodiscard]] bool still_stopped(pid_t tid) const override;
-  [[nodiscard]] Result<bool> is_thread(pid_t tid) const override;
+  [[nodiscard]] Result<pid_t> thread_group(pid_t tid) const override;
   [[nodiscard]] Result<pid_t> namespace_tid(pid_t tid) const override;
-  void adopt(pid_t pid) override { adopted_.push_back(pid); }
-  void forget(pid_t tid) override {
-    std::erase(adopted_, tid);
-    namespace_tids_.erase(tid);
-  }
+  void adopt(pid_t tid, pid_t group) override;
+  void forget(pid_t tid) override;
   [[nodiscard]] bool hung() const override { return lease_->expired(); }
   [[nodiscard]] Result<bool> at_syscall_exit() const override;
   [[nodiscard]] Result<unsigned long> event_message() const override;
@@ -116,7 +114,15 @@ public:
   [[nodiscard]] Result<long>
   inject_syscall(std::uint64_t syscall_at, long nr,
                  const std::array<std::uint64_t, 3> &args) override;
-  [[nodiscard]] std::optional<UniqueFd> duplicate_fd(int fd) const override;
+  [[nodiscard]] std::optional<UniqueFd> duplicate_fd(int fd) const override {
+    return duplicate_fd_of(process(), fd);
+  }
+  // The same, of process (one of processes()).
+  [[nodiscard]] std::optional<UniqueFd> duplicate_fd_of(pid_t process,
+                                                        int fd) const;
+  // The target's living processes: the first, then those it started that
+  // cmc adopted, by id.
+  [[nodiscard]] std::vector<pid_t> processes() const;
   [[nodiscard]] Result<std::string> proc_file(const char *leaf) const override;
   [[nodiscard]] Result<std::vector<decoder::Mapping>> maps() const override;
   [[nodiscard]] bool may_write(const std::string &path) const override {
@@ -177,6 +183,11 @@ private:
                                       const char *what);
   // Kills every process of the target and reaps them.
   void kill_and_reap();
+  // The process thread tid is a thread of (the leader's by default).
+  [[nodiscard]] pid_t group_of(pid_t tid) const {
+    const auto found = groups_.find(tid);
+    return found == groups_.end() ? pid_ : found->second;
+  }
 
   pid_t pid_;
   pid_t focus_;
@@ -185,7 +196,12 @@ private:
   std::optional<WaitStatus> ended_;
   std::vector<pid_t> adopted_;
   mutable std::map<pid_t, pid_t> namespace_tids_; // cmc's id -> the target's
+  // The process of each thread adopted (adopt()).
+  std::map<pid_t, pid_t> groups_;
   UniqueFd pidfd_;
+  // pidfds of the processes the target started, opened at their first
+  // duplicate_fd.
+  mutable std::map<pid_t, UniqueFd> pidfds_;
   std::optional<RunFiles> files_; // removed after the target is reaped
   std::unique_ptr<OutputDrain::Registration> output_;
   std::unique_ptr<Watchdog::Lease> lease_;

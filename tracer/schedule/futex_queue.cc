@@ -9,7 +9,8 @@ FutexQueue::Woken FutexQueue::wake(const FutexWake &wake) {
   std::vector<Entry> kept;
   std::vector<Entry> requeued;
   for (Entry &entry : entries_) {
-    const bool named = entry.wait.address == wake.address &&
+    const bool named = entry.wait.process == wake.process &&
+                       entry.wait.address == wake.address &&
                        (entry.wait.bitset & wake.bitset) != 0;
     if (named && std::ssize(result.woken) < wake.count) {
       result.woken.push_back(entry.tid);

@@ -16,7 +16,10 @@ namespace cmc::tracer {
 
 // A wait: on the word at address (FUTEX_WAIT's value was there), woken by
 // a wake whose bitset shares a bit with this one's (FUTEX_WAIT: every bit).
+// The process is the one whose memory address is in: two processes'
+// words at one address are two futexes (cmc queues private futexes only).
 struct FutexWait {
+  pid_t process = 0;
   std::uint64_t address = 0;
   std::uint32_t value = 0;
   std::uint32_t bitset = ~0U;
@@ -26,6 +29,7 @@ struct FutexWait {
 // this one, the longest waiting first; then, for a requeue, up to
 // requeue_count of the rest move to wait on requeue_to.
 struct FutexWake {
+  pid_t process = 0;
   std::uint64_t address = 0;
   std::uint32_t bitset = ~0U;
   int count = 0;

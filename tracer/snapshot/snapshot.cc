@@ -53,6 +53,11 @@ bool shares_writable_memory(std::span<const decoder::Mapping> maps) {
 // Why the target's state cannot be saved or put back, beyond its memory;
 // "" when nothing stands in the way.
 std::string unrestorable(TargetRun &run) {
+  // A snapshot is one forked copy of one process: of several, the copies
+  // would not share their pipes, sockets and shared memory as the
+  // originals do, and a restore would be wrong where it must be refused.
+  if (run.session().process_count() != 1)
+    return "processes";
   if (run.session().thread_count() != 1)
     return "threads";
   if (!run.connections_idle())

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "decoder/syscall_scan.h"
+#include "tracer/syscalls/child_waits.h"
 #include "tracer/syscalls/environment.h"
 #include "tracer/syscalls/file_syncs.h"
 #include "tracer/syscalls/input_wait.h"
@@ -624,6 +625,36 @@ constexpr auto kCalls = std::to_array<Syscall>({
      .number = SYS_exit_group,
      .shape = "d",
      .classes = kProcess},
+    {.name = "wait4",
+     .number = SYS_wait4,
+     .shape = "dpxp",
+     .classes = kProcess,
+     .handler = on_wait4},
+    {.name = "waitid",
+     .number = SYS_waitid,
+     .shape = "ddpxp",
+     .classes = kProcess,
+     .handler = on_waitid},
+    {.name = "rt_sigsuspend",
+     .number = SYS_rt_sigsuspend,
+     .shape = "pu",
+     .classes = kSignal,
+     .handler = on_sigsuspend},
+    {.name = "pause",
+     .number = SYS_pause,
+     .shape = "",
+     .classes = kSignal,
+     .handler = on_pause},
+    {.name = "setsid",
+     .number = SYS_setsid,
+     .shape = "",
+     .classes = kProcess,
+     .handler = on_leave_group},
+    {.name = "setpgid",
+     .number = SYS_setpgid,
+     .shape = "dd",
+     .classes = kProcess,
+     .handler = on_leave_group},
     {.name = "kill",
      .number = SYS_kill,
      .shape = "d{signal}",

@@ -47,7 +47,8 @@ Result<Action> sleep_for(SeccompStop &stop, RemotePtr<timespec> request,
 // the word holds the value; its timeout on the virtual clock.
 Result<Action> futex_wait(SeccompStop &stop, int op) {
   const Registers &regs = stop.regs;
-  const FutexWait wait{.address = regs.arg(0),
+  const FutexWait wait{.process = stop.tracee.process(),
+                       .address = regs.arg(0),
                        .value = static_cast<std::uint32_t>(regs.arg(2)),
                        .bitset = op == FUTEX_WAIT_BITSET
                                      ? static_cast<std::uint32_t>(regs.arg(5))
@@ -109,9 +110,11 @@ Result<Action> on_futex(SeccompStop &stop) {
         op == FUTEX_WAKE_BITSET ? static_cast<std::uint32_t>(regs.arg(5)) : ~0U;
     if (bitset == 0)
       return Action::answer(-EINVAL);
-    return Action::wake_futex(
-        {.address = regs.arg(0), .bitset = bitset, .count = count(regs.arg(2))},
-        false);
+    return Action::wake_futex({.process = stop.tracee.process(),
+                               .address = regs.arg(0),
+                               .bitset = bitset,
+                               .count = count(regs.arg(2))},
+                              false);
   }
   case FUTEX_REQUEUE:
   case FUTEX_CMP_REQUEUE: {
@@ -123,7 +126,8 @@ Result<Action> on_futex(SeccompStop &stop) {
         return Action::answer(-EAGAIN);
     }
     // The count to requeue is the timeout argument's register, as a number.
-    return Action::wake_futex({.address = regs.arg(0),
+    return Action::wake_futex({.process = stop.tracee.process(),
+                               .address = regs.arg(0),
                                .count = count(regs.arg(2)),
                                .requeue_to = regs.arg(4),
                                .requeue_count = count(regs.arg(3))},
@@ -145,7 +149,7 @@ Result<Action> on_sched_yield(SeccompStop & /*stop*/) {
 }
 
 Result<Action> on_exit_thread(SeccompStop &stop) {
-  if (stop.tracee.focused() != stop.tracee.pid())
+  if (stop.tracee.focused() != stop.tracee.process())
     return Action::run(); // a thread's end, which waitpid reports
   auto status = stop.tracee.proc_file("status");
   if (!status)

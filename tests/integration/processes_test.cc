@@ -1,0 +1,155 @@
+// cmc check of servers of several processes: demo fork_kv serves each
+// connection in a child process and keeps its cells in a file, so a check
+// that did not follow the child, or read the files, would see no state
+// change at all.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/integration/json_report.h"
+#include "tests/integration/run_cmc.h"
+
+namespace cmc::testing {
+namespace {
+
+class Processes : public ::testing::Test {
+protected:
+  void TearDown() override {
+    EXPECT_TRUE(reap_leftovers().empty()) << "a target outlived cmc";
+  }
+};
+
+std::vector<std::string> fork_kv_check(const std::string &binary) {
+  return {"check",      "-q",
+          "--json",     "-",
+          "--property", plugin("list_sticky"),
+          "-m",         "SET a\\nGET\\n",
+          "-m",         "SET b\\nGET\\n",
+          "--",         demo(binary),
+          "7000"};
+}
+
+// The child per connection holds the seed's table: the file after
+// [SET a, SET b] and [SET b, SET a] is the same.
+TEST_F(Processes, AChildPerConnectionGivesTheSeedsTable) {
+  const Outcome run = run_cmc(fork_kv_check("fork_kv"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto json = run.json();
+  EXPECT_EQ(json["verdict"], "holds");
+  EXPECT_EQ(json["complete"], true);
+  EXPECT_EQ(json["distinct_states"], 4);
+  EXPECT_EQ(json["dedup_merges"], 5);
+  EXPECT_EQ(json["transitions"], 8);
+}
+
+// The bug build's child clears cell b in the file at SET a: found in the
+// replies, with the shortest counterexample.
+TEST_F(Processes, AChildThatLosesACellInTheFileIsFound) {
+  const Outcome run = run_cmc(fork_kv_check("fork_kv_bug"));
+  ASSERT_EQ(run.status, 1) << run.err;
+  const auto json = run.json();
+  EXPECT_EQ(json["verdict"], "violated");
+  EXPECT_EQ(json["counterexample"],
+            nlohmann::json::parse(R"([{"send": "SET b\nGET\n"},
+                                      {"send": "SET a\nGET\n"}])"));
+  EXPECT_EQ(json["violation"],
+            "list-sticky: step 2: cell b, listed after step 1, is gone");
+}
+
+// Replayed, the counterexample fails the same way: the child is started
+// again at the connection and serves both steps.
+TEST_F(Processes, TheCounterexampleReplays) {
+  const Outcome run = run_cmc({"replay", "--property", plugin("list_sticky"),
+                               "--steps", "SET b\\nGET\\n", "SET a\\nGET\\n",
+                               "--", demo("fork_kv_bug"), "7000"});
+  EXPECT_EQ(run.status, 1) << run.err;
+  EXPECT_NE(run.out.find("cell b, listed after step 1, is gone"),
+            std::string::npos)
+      << run.out;
+}
+
+// Debian's servers of several processes (labelled debian: see
+// tests/integration/CMakeLists.txt), each skipped when its package is
+// missing.
+class ProcessesDebian : public Processes {};
+
+// A file of the test's own with text in it, removed with the object.
+class ConfigFile {
+public:
+  ConfigFile(const std::string &name, const std::string &text)
+      : path_(std::filesystem::temp_directory_path() /
+              ("cmc-" + std::to_string(getpid()) + "-" + name)) {
+    std::ofstream(path_) << text;
+  }
+  ConfigFile(const ConfigFile &) = delete;
+  ConfigFile &operator=(const ConfigFile &) = delete;
+  ~ConfigFile() { std::filesystem::remove(path_); }
+  [[nodiscard]] std::string path() const { return path_.string(); }
+
+private:
+  std::filesystem::path path_;
+};
+
+// mini_httpd serves each connection in a child process: it gives a
+// verdict where it stopped at its first fork before.
+TEST_F(ProcessesDebian, MiniHttpdWithAChildPerConnectionHolds) {
+  if (!std::filesystem::exists("/usr/sbin/mini_httpd"))
+    GTEST_SKIP() << "mini_httpd is not installed (apt-get install mini-httpd)";
+  const ConfigFile page("index.html", "hi\n");
+  const std::string get =
+      "GET /" + std::filesystem::path(page.path()).filename().string() +
+      R"( HTTP/1.0\r\n\r\n)";
+  const Outcome run =
+      run_cmc({"check",
+               "-q",
+               "--json",
+               "-",
+               "--max-depth",
+               "2",
+               "-m",
+               get,
+               "-m",
+               R"(GET /missing HTTP/1.0\r\n\r\n)",
+               "--forbid-response",
+               "HTTP/1.[01] 5",
+               "--",
+               "/usr/sbin/mini_httpd",
+               "-D",
+               "-p",
+               "8080",
+               "-h",
+               "127.0.0.1",
+               "-d",
+               std::filesystem::path(page.path()).parent_path().string()});
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_EQ(run.json()["verdict"], "holds");
+}
+
+// vsftpd's process for a connection leaves its process group (setsid):
+// cmc says so and stops, where it would lose that process and hang.
+TEST_F(ProcessesDebian, VsftpdLeavingItsProcessGroupIsNamed) {
+  if (!std::filesystem::exists("/usr/sbin/vsftpd"))
+    GTEST_SKIP() << "vsftpd is not installed (apt-get install vsftpd)";
+  std::filesystem::create_directories("/var/run/vsftpd/empty");
+  const ConfigFile config(
+      "vsftpd.conf",
+      "listen=YES\nlisten_ipv6=NO\nlisten_address=127.0.0.1\n"
+      "listen_port=2121\nanonymous_enable=YES\nanon_root=/tmp\n"
+      "local_enable=NO\nseccomp_sandbox=NO\nisolate=NO\n"
+      "isolate_network=NO\nbackground=NO\n"
+      "secure_chroot_dir=/var/run/vsftpd/empty\npasv_enable=NO\n");
+  const Outcome run = run_cmc({"check", "-q", "-m", R"(USER anonymous\r\n)",
+                               "-m", R"(PASS x\r\n)", "-m", R"(PWD\r\n)", "--",
+                               "/usr/sbin/vsftpd", config.path()});
+  EXPECT_EQ(run.status, 3) << run.out << run.err;
+  EXPECT_NE(run.err.find("called setsid to leave its process group"),
+            std::string::npos)
+      << run.err;
+}
+
+} // namespace
+} // namespace cmc::testing
