@@ -222,6 +222,11 @@ Result<TargetRun> TargetRun::start(const TargetSpec &spec,
       return opened.error();
     if (auto settled = run.settle("after cmc connected"); !settled)
       return settled.error();
+    // A target that closes the connection at once leaves the client
+    // closed by the server in the initial state: its first message
+    // connects again.
+    if (auto collected = run.collect_replies(); !collected)
+      return collected.error();
   }
   auto reader = locate_regions(*run.tracee_, spec, located);
   if (!reader)
@@ -408,6 +413,12 @@ TargetRun::step(const executor::PathStep &step) {
   auto connected = connect(client);
   if (!connected || *connected)
     return connected;
+  if (!connections_[client]) {
+    // The target closed the connection as it accepted it (rinetd when
+    // its backend refuses): the message was never sent.
+    effects_.read = 0;
+    return connected;
+  }
   if (auto sent = connections_[client]->send(
           message, std::chrono::steady_clock::now() + spec_->step_timeout);
       !sent)
