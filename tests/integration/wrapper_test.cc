@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "tests/integration/run_cmc.h"
 #include "tracer/time/tsc_patches.h"
@@ -66,6 +67,24 @@ TEST_F(Wrapper, KvChecksAsItDoesDirectly) {
       EXPECT_EQ(json["dedup_merges"], 5) << mode << " " << command[0];
       EXPECT_EQ(json["transitions"], 8) << mode << " " << command[0];
     }
+}
+
+// A script that ends in exec is a wrapper too: the kernel runs its
+// interpreter, which execs kv.
+TEST_F(Wrapper, AScriptThatExecsKvChecksAsKv) {
+  const std::filesystem::path script =
+      std::filesystem::temp_directory_path() /
+      ("cmc-wrapper-" + std::to_string(getpid()) + ".sh");
+  std::ofstream(script) << "#!/bin/sh\nexec " << demo("kv") << " \"$@\"\n";
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  const Outcome run =
+      run_cmc(kv_check({script.string(), "7000"}, {"--json", "-"}));
+  std::filesystem::remove(script);
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto json = run.json();
+  EXPECT_EQ(json["distinct_states"], 4);
+  EXPECT_EQ(json["dedup_merges"], 5);
+  EXPECT_EQ(json["transitions"], 8);
 }
 
 // kv_bug's shortest counterexample, found through the wrapper and
