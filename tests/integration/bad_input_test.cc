@@ -185,7 +185,7 @@ TEST_F(BadInput, JobCounts) {
 
 // The counterexample of two clients of one name did not replay.
 TEST_F(BadInput, ClientNames) {
-  const auto clients = [](std::vector<std::string> names) {
+  const auto clients = [](const std::vector<std::string> &names) {
     std::vector<std::string> args{"check", "-q"};
     for (const std::string &name : names)
       args.insert(args.end(), {"--client", name, "-m", "SET a\\n"});
