@@ -25,7 +25,7 @@ packages=(
   # the README's walkthroughs and the benchmarks).
   beanstalkd redis-server memcached mosquitto lighttpd webfs gearman-job-server
   dnsmasq-base unbound
-  haproxy
+  haproxy rinetd
   # Servers of several processes (tests/integration/processes_test.cc).
   nginx-light mini-httpd vsftpd
   ccache # compiles once for every build tree and clone (below)

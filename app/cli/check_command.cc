@@ -115,6 +115,7 @@ check_spec(const CheckOptions &options) {
   if (options.snapshot_memory && !spec->snapshots)
     usage("--snapshot-memory needs --mode snapshot");
   spec->snapshot_memory = snapshot_memory(options);
+  locate_program(*spec, options.target);
   return spec;
 }
 
@@ -191,7 +192,7 @@ void print_banner(const CheckOptions &options, const tracer::TargetSpec &spec,
       "cmc: breadth-first search of {}, {} action{}: {} worker{}, "
       "--mode {}, state {}, depth {}, states {}{}{}, --seed {}, started "
       "{:%Y-%m-%dT%H:%M:%SZ}\n",
-      spec.launch.program, spec.alphabet_size(),
+      program_name(spec), spec.alphabet_size(),
       spec.alphabet_size() == 1 ? "" : "s", search.jobs,
       search.jobs == 1 ? "" : "s", spec.snapshots ? "snapshot" : "replay",
       state, bound(options.max_depth), bound(options.max_states),
@@ -274,7 +275,7 @@ int check(const CheckOptions &options, JsonOutput &json_output,
                       options.target.forbid_response.empty() &&
                       options.target.properties.empty();
   auto json = report_json(*report, names);
-  json["replay"] = replay_json(options.target, spec->launch.program);
+  json["replay"] = replay_json(options.target, spec->served_program());
   // The verdict first: a JSON file that cannot be written does not hide it.
   std::FILE *out = json_output.text_stream();
   print_report(out, *report, names);

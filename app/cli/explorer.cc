@@ -221,7 +221,7 @@ private:
 
 Explorer::Explorer(const TargetOptions &options, const TraceOptions &trace,
                    ReadLine read_line)
-    : options_(options), spec_(target_spec(options)),
+    : options_(options), spec_(located_target_spec(options)),
       layout_(layout_of(spec_->regions)),
       property_(make_check_property(options_, spec_, layout_)),
       netns_(make_netns()), trace_out_(trace) {
@@ -234,14 +234,14 @@ Explorer::Explorer(const TargetOptions &options, const TraceOptions &trace,
       std::move(read_line),
       [this]() -> const std::vector<Module> & {
         if (!modules_)
-          modules_ = scan_modules(spec_->launch.program);
+          modules_ = scan_modules(spec_->served_program());
         return *modules_;
       },
       trace_out_.format());
   restart();
   fmt::print("started {}: {} system calls until it waited for a client; "
              "'help' lists the commands\n",
-             spec_->launch.program, log_.size());
+             program_name(*spec_), log_.size());
 }
 
 Explorer::~Explorer() = default;
@@ -677,7 +677,7 @@ void Explorer::delete_catch(const std::string &argument) {
 
 void Explorer::show_sites() {
   if (!modules_)
-    modules_ = scan_modules(spec_->launch.program);
+    modules_ = scan_modules(spec_->served_program());
   const SiteMarks marks = mark_sites(*modules_, watcher_->sites().sites());
   print_sites(*modules_, false, &marks);
   print_calls_seen(marks);

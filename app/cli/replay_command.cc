@@ -318,6 +318,7 @@ int run_replay(const ReplayOptions &options) {
   const Plan plan = plan_of(options);
   auto spec = target_spec(plan.target);
   const auto actions = actions_of(plan.steps, *spec);
+  locate_program(*spec, plan.target);
   const auto property =
       make_check_property(plan.target, spec, layout_of(spec->regions));
   tracer::SyscallTrace trace(options.backtrace, out.format());
@@ -333,7 +334,7 @@ int run_replay(const ReplayOptions &options) {
   }
   fmt::print(out.text(), "no violation in {} steps\n", actions.size());
   if (!plan.expected.empty())
-    not_reproduced(out.text(), plan, spec->launch.program);
+    not_reproduced(out.text(), plan, spec->served_program());
   return static_cast<int>(ExitCode::kHolds);
 }
 

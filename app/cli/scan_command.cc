@@ -156,10 +156,11 @@ void print_run(const RunResult &result) {
   fmt::print("run: {}\n", ending_text(result));
 }
 
-RunResult run_program(const ScanOptions &options,
-                      const std::vector<Module> &modules) {
+// Runs program and scans what it ran last: the server a wrapper exec'd.
+RunResult run_program(const ScanOptions &options, const std::string &program,
+                      std::vector<Module> &modules) {
   tracer::SiteRunSpec spec;
-  spec.launch.program = modules.front().path;
+  spec.launch.program = program;
   spec.launch.argv = options.command;
   spec.launch.show_output = options.show_output;
   spec.messages = decode_messages(options.messages);
@@ -168,6 +169,7 @@ RunResult run_program(const ScanOptions &options,
   auto run = tracer::run_for_sites(spec);
   if (!run)
     cannot_check(run.error().message);
+  modules = scan_modules(run->program.empty() ? program : run->program);
   SiteMarks marks = mark_sites(modules, run->sites);
   return {std::move(*run), std::move(marks), spec.messages.size()};
 }
@@ -218,13 +220,13 @@ int run_scan(const ScanOptions &options) {
   if (!options.run && !options.messages.empty())
     throw UserError(ExitCode::kUsage, "--message needs --run");
   JsonOutput json_output(options.json);
-  std::string binary = options.command.front();
-  if (options.run)
-    binary = resolve_program(binary);
-  const std::vector<Module> modules = scan_modules(binary);
+  std::vector<Module> modules;
   std::optional<RunResult> result;
   if (options.run)
-    result = run_program(options, modules);
+    result =
+        run_program(options, resolve_program(options.command.front()), modules);
+  else
+    modules = scan_modules(options.command.front());
   const RunResult *ran = result ? &*result : nullptr;
   if (!options.json.empty())
     json_output.write(scan_json(modules, ran));

@@ -19,14 +19,22 @@
 namespace cmc::app {
 namespace {
 
-std::vector<decoder::Region> resolve_regions(const TargetOptions &options,
-                                             const decoder::ElfFile &elf) {
-  std::vector<decoder::Region> regions;
+std::vector<decoder::RegionSpec> parse_regions(const TargetOptions &options) {
+  std::vector<decoder::RegionSpec> specs;
   for (const std::string &text : options.regions) {
     auto spec = decoder::parse_region_spec(text);
     if (!spec)
       usage(spec.error().message);
-    auto region = decoder::resolve_region(*spec, elf);
+    specs.push_back(std::move(*spec));
+  }
+  return specs;
+}
+
+std::vector<decoder::Region> resolve_regions(const TargetOptions &options,
+                                             const decoder::ElfFile &elf) {
+  std::vector<decoder::Region> regions;
+  for (const decoder::RegionSpec &spec : parse_regions(options)) {
+    auto region = decoder::resolve_region(spec, elf);
     if (!region)
       cannot_check(region.error().message);
     regions.push_back(std::move(*region));
@@ -242,16 +250,12 @@ std::shared_ptr<tracer::TargetSpec> target_spec(const TargetOptions &options) {
   spec->launch.aslr = options.aslr;
   spec->launch.show_output = options.show_output;
   spec->launch.writable = check_writable(options.writable);
-  auto elf = decoder::ElfFile::open(spec->launch.program);
-  if (!elf)
-    cannot_check(elf.error().message);
-  spec->regions = resolve_regions(options, *elf);
+  // Bad --region text is a usage error before any run (locate_program).
+  parse_regions(options);
   // The state is the regions, or without any the whole process (check's
   // default), until --dedup chooses.
-  spec->state = spec->regions.empty() ? executor::StateKind::kProcess
-                                      : executor::StateKind::kRegions;
-  spec->load_base = elf->load_base();
-  spec->entry = elf->entry();
+  spec->state = options.regions.empty() ? executor::StateKind::kProcess
+                                        : executor::StateKind::kRegions;
   spec->messages = decode_messages(options.messages);
   spec->clients = options.clients;
   spec->client_of = options.message_clients;
@@ -267,6 +271,34 @@ std::shared_ptr<tracer::TargetSpec> target_spec(const TargetOptions &options) {
   }
   spec->port = options.port;
   spec->step_timeout = step_timeout(options.step_timeout_s);
+  return spec;
+}
+
+void locate_program(tracer::TargetSpec &spec, const TargetOptions &options) {
+  auto served = tracer::TargetRun::serving_program(spec);
+  if (!served)
+    cannot_check(served.error().message);
+  spec.program = std::move(*served);
+  auto elf = decoder::ElfFile::open(spec.program);
+  if (!elf)
+    cannot_check(elf.error().message);
+  spec.regions = resolve_regions(options, *elf);
+  spec.load_base = elf->load_base();
+  spec.entry = elf->entry();
+}
+
+std::string program_name(const tracer::TargetSpec &spec) {
+  std::error_code error;
+  if (spec.program.empty() ||
+      std::filesystem::equivalent(spec.program, spec.launch.program, error))
+    return spec.launch.program;
+  return fmt::format("{} (exec'd by {})", spec.program, spec.launch.program);
+}
+
+std::shared_ptr<tracer::TargetSpec>
+located_target_spec(const TargetOptions &options) {
+  auto spec = target_spec(options);
+  locate_program(*spec, options);
   return spec;
 }
 

@@ -39,10 +39,24 @@ void add_target_options(CLI::App &command, TargetOptions &options);
 // for a -m before the first --client or a bad --client name.
 void assign_clients(const CLI::App &command, TargetOptions &options);
 
-// The run of the target that the options describe; throws UserError for
-// bad input (an unknown symbol, a program that is not there).
+// The run of the target that the options describe, but for what
+// locate_program finds; throws UserError for bad input (a program that is
+// not there, a bad --message).
 [[nodiscard]] std::shared_ptr<tracer::TargetSpec>
 target_spec(const TargetOptions &options);
+// Runs the target once, to its first wait for a client, for the program
+// it runs then (TargetSpec::program: a wrapper's command runs the server
+// it execs), and resolves the regions, load base and entry in that
+// program; throws UserError when the target does not get there or a
+// region is unknown. After every other check of the options, which need
+// no run.
+void locate_program(tracer::TargetSpec &spec, const TargetOptions &options);
+// The program that serves as the banners name it: "/usr/bin/beanstalkd
+// (exec'd by /usr/bin/env)" after a wrapper.
+[[nodiscard]] std::string program_name(const tracer::TargetSpec &spec);
+// Both, for a command with no checks between.
+[[nodiscard]] std::shared_ptr<tracer::TargetSpec>
+located_target_spec(const TargetOptions &options);
 
 // The property to check: the invariant, --forbid-response and the
 // --property plugins; throws UserError for a bad regular expression or a

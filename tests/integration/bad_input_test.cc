@@ -67,11 +67,19 @@ TEST_F(BadInput, ProgramNotInPath) {
                   "is not in PATH");
 }
 
-TEST_F(BadInput, NotAnElfFile) {
+// A file the kernel cannot execute is named. A script runs (it may exec
+// the server, as a wrapper): one that exits before it serves says so.
+TEST_F(BadInput, NotAnExecutable) {
+  const std::string data = ::testing::TempDir() + "/data";
+  std::ofstream(data) << "SET a\n";
+  chmod(data.c_str(), 0755);
+  expect_one_line(run_cmc(check({data})), 3,
+                  "execve failed: Exec format error");
   const std::string script = ::testing::TempDir() + "/script.sh";
   std::ofstream(script) << "#!/bin/sh\nexit 0\n";
   chmod(script.c_str(), 0755);
-  expect_one_line(run_cmc(check({script})), 3, "is not an ELF file");
+  expect_one_line(run_cmc(check({script})), 3,
+                  "exited with status 0 before it waited for a client");
 }
 
 TEST_F(BadInput, UnknownSymbol) {
@@ -177,7 +185,7 @@ TEST_F(BadInput, JobCounts) {
 
 // The counterexample of two clients of one name did not replay.
 TEST_F(BadInput, ClientNames) {
-  const auto clients = [](std::vector<std::string> names) {
+  const auto clients = [](const std::vector<std::string> &names) {
     std::vector<std::string> args{"check", "-q"};
     for (const std::string &name : names)
       args.insert(args.end(), {"--client", name, "-m", "SET a\\n"});

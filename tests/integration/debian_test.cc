@@ -433,5 +433,60 @@ TEST_F(Debian, HaproxyWithItsWatchdogTimerHolds) {
     EXPECT_EQ(two.json()[key], json[key]) << key;
 }
 
+// beanstalkd through a wrapper checks as it does directly (the counts of
+// BeanstalkdWithTwoClientsHolds): env execs it, and so does sh -c 'exec
+// ...'. The regions (.bss, .data) and the load bias are beanstalkd's.
+TEST_F(Debian, BeanstalkdThroughAWrapperChecksAsItDoesDirectly) {
+  const std::vector<std::string> beanstalkd = beanstalkd_command();
+  std::string line = "exec";
+  for (const std::string &word : beanstalkd)
+    line += " " + word;
+  std::vector<std::string> env{"/usr/bin/env"};
+  env.insert(env.end(), beanstalkd.begin(), beanstalkd.end());
+  for (const auto &command :
+       {env, std::vector<std::string>{"/bin/sh", "-c", line}}) {
+    std::vector<std::string> args{"check", "-q",          "--json",
+                                  "-",     "--max-depth", "4"};
+    for (const auto &part : {beanstalkd_options(), {"--"}, command})
+      args.insert(args.end(), part.begin(), part.end());
+    const Outcome run = run_cmc(args);
+    ASSERT_EQ(run.status, 0) << command[0] << ": " << run.err;
+    const auto json = run.json();
+    EXPECT_EQ(json["verdict"], "holds");
+    EXPECT_EQ(json["distinct_states"], 154) << command[0];
+    EXPECT_EQ(json["transitions"], 245) << command[0];
+  }
+}
+
+// rinetd forwarding to a port nobody listens on accepts each connection,
+// fails to connect to its backend and closes the client's at once: the
+// connection is closed by the server (before the first step, then at the
+// accept of every message's), and no message is read. Not installed by
+// scripts/setup.sh everywhere: skipped without it.
+TEST_F(Debian, RinetdClosingAtAcceptChecks) {
+  if (!std::filesystem::exists("/usr/sbin/rinetd"))
+    GTEST_SKIP() << "no /usr/sbin/rinetd (apt-get install rinetd)";
+  const TempFile config("rinetd.conf", "127.0.0.1 7000 127.0.0.1 7001\n");
+  const std::vector<std::string> rinetd{"--", "/usr/sbin/rinetd", "-f", "-c",
+                                        config.path()};
+  std::vector<std::string> args{"check", "-q",       "--json",      "-",
+                                "-m",    "hello\\n", "--max-depth", "3"};
+  args.insert(args.end(), rinetd.begin(), rinetd.end());
+  const Outcome check = run_cmc(args);
+  ASSERT_EQ(check.status, 0) << check.err;
+  const auto json = check.json();
+  EXPECT_EQ(json["verdict"], "holds");
+  EXPECT_EQ(json["coverage"][0]["transitions"], 3);
+  EXPECT_EQ(json["coverage"][0]["read_whole"], 0);
+  args = {"replay", "--steps", "hello\\n", "hello\\n"};
+  args.insert(args.end(), rinetd.begin(), rinetd.end());
+  const Outcome replay = run_cmc(args);
+  ASSERT_EQ(replay.status, 0) << replay.out << replay.err;
+  EXPECT_EQ(count_of(replay.out, "read: 0 of 6 bytes of the message\n"
+                                 "  closed by the server: the client\n"),
+            2U)
+      << replay.out;
+}
+
 } // namespace
 } // namespace cmc::testing

@@ -87,6 +87,41 @@ TEST_F(Replies, ClosingServerHoldsAndCountsEveryMessage) {
   EXPECT_EQ(json["checked"], "properties, crashes, exits and hangs");
 }
 
+// A server that closes each connection as it accepts it (rinetd when its
+// backend refuses): the connection cmc opens before the first step is
+// closed by the server in the initial state, and each message opens
+// another, closed before the message could be sent. A step like any whose
+// connection the server closed, that read nothing; with clients of their
+// own the same.
+TEST_F(Replies, AConnectionClosedAtAcceptIsClosedByTheServer) {
+  const Outcome run = run_cmc(replies_check("hangup", 3, ""));
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto json = run.json();
+  EXPECT_EQ(json["verdict"], "holds");
+  // cmc_state counts the connections: 1 to 4.
+  EXPECT_EQ(json["distinct_states"], 4);
+  EXPECT_EQ(json["coverage"][0]["transitions"], 3);
+  EXPECT_EQ(json["coverage"][0]["read_whole"], 0);
+  const Outcome replay = run_cmc({"replay", "--steps", "x\\n", "x\\n", "--",
+                                  target("replies"), "hangup", "7000"});
+  ASSERT_EQ(replay.status, 0) << replay.err;
+  EXPECT_EQ(count_of(replay.out, "read: 0 of 2 bytes of the message\n"
+                                 "  closed by the server: the client\n"),
+            2)
+      << replay.out;
+  const Outcome clients = run_cmc({"check",    "-q",        "--json",
+                                   "-",        "--client",  "A",
+                                   "-m",       "x\\n",      "--client",
+                                   "B",        "-m",        "y\\n",
+                                   "--region", "cmc_state", "--max-depth",
+                                   "2",        "--",        target("replies"),
+                                   "hangup",   "7000"});
+  ASSERT_EQ(clients.status, 0) << clients.err;
+  // Which clients the server closed is state: after A, after B; after A
+  // twice, B twice, or both (in either order).
+  EXPECT_EQ(clients.json()["distinct_states"], 6);
+}
+
 // A server that sleeps before reading: the verdict says the message was
 // never read, and where the target waited; the bytes waiting in its socket
 // grow with every message, so the search ends only at its bound.

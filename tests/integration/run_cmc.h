@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,16 @@ std::vector<std::string> run_directories_on_host();
 // operands) match pattern, a Perl regex ("syscall", "rdtscp?"); -1 when
 // objdump fails.
 int objdump_count(const std::string &path, const std::string &pattern);
+
+// CMC_RDTSC=patch for the cmc runs of a scope: each rdtsc site patched,
+// as where PR_SET_TSC does not trap.
+class ForcedPatches {
+public:
+  ForcedPatches() { setenv("CMC_RDTSC", "patch", 1); }
+  ForcedPatches(const ForcedPatches &) = delete;
+  ForcedPatches &operator=(const ForcedPatches &) = delete;
+  ~ForcedPatches() { unsetenv("CMC_RDTSC"); }
+};
 
 // Live children of pid (from /proc/*/stat).
 std::vector<pid_t> children_of(pid_t pid);

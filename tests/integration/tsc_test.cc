@@ -13,15 +13,6 @@
 namespace cmc::testing {
 namespace {
 
-// CMC_RDTSC=patch for the cmc runs of a scope: each rdtsc site patched.
-class ForcedPatches {
-public:
-  ForcedPatches() { setenv("CMC_RDTSC", "patch", 1); }
-  ForcedPatches(const ForcedPatches &) = delete;
-  ForcedPatches &operator=(const ForcedPatches &) = delete;
-  ~ForcedPatches() { unsetenv("CMC_RDTSC"); }
-};
-
 Outcome check_lease(std::vector<std::string> extra,
                     const std::string &library = "") {
   std::vector<std::string> args{

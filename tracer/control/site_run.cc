@@ -1,5 +1,9 @@
 #include "tracer/control/site_run.h"
 
+#include <filesystem>
+
+#include <fmt/format.h>
+
 #include "tracer/control/session.h"
 #include "tracer/net/connection.h"
 #include "tracer/sandbox/network_namespace.h"
@@ -75,6 +79,11 @@ Result<SiteRun> run_for_sites(const SiteRunSpec &spec) {
   if (auto followed = follow(session, **tracee, spec, launch.netns, run);
       !followed)
     run.error = followed.error().message;
+  std::error_code ended;
+  const auto program = std::filesystem::read_symlink(
+      fmt::format("/proc/{}/exe", (*tracee)->pid()), ended);
+  if (!ended)
+    run.program = program.string();
   run.sites = log.sites();
   run.sources = session.environment().sources();
   return run;

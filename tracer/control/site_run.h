@@ -33,6 +33,9 @@ struct SiteRun {
   // Why cmc stopped following it early (then the rest is what it saw up
   // to there), or "".
   std::string error;
+  // The program it ran last, the one a wrapper exec'd (its /proc/PID/exe);
+  // "" when it had ended before cmc could ask.
+  std::string program;
 };
 
 // Runs the program under the tracer with cmc's usual control of time and

@@ -6,6 +6,8 @@
 #include <sys/sysmacros.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <filesystem>
 #include <utility>
 
 #include <fmt/format.h>
@@ -13,6 +15,7 @@
 #include "decoder/auxv.h"
 #include "decoder/proc_maps.h"
 #include "tracer/process/watchdog.h"
+#include "tracer/sandbox/network_namespace.h"
 #include "tracer/sandbox/run_files.h"
 #include "tracer/syscalls/syscall_table.h"
 #include "util/escape.h"
@@ -50,16 +53,37 @@ Result<std::uint64_t> auxv_bias(const Tracee &tracee, const TargetSpec &spec) {
   return *entry - spec.entry;
 }
 
+// The target's executable, checked to be the program whose symbols and
+// entry the spec holds: a wrapper that execs another program in some runs
+// only would otherwise be read at that program's addresses.
+Result<struct stat> served_file(const Tracee &tracee, const TargetSpec &spec) {
+  const std::string path = fmt::format("/proc/{}/exe", tracee.pid());
+  struct stat exe {};
+  if (stat(path.c_str(), &exe) != 0)
+    return system_error("cannot stat the target's /proc/PID/exe", errno);
+  struct stat served {};
+  if (stat(spec.served_program().c_str(), &served) == 0 &&
+      served.st_dev == exe.st_dev && served.st_ino == exe.st_ino)
+    return exe;
+  std::error_code unreadable;
+  const auto program = std::filesystem::read_symlink(path, unreadable);
+  return Error{fmt::format(
+      "the target runs {} when it waits for a client, not {}, whose symbols "
+      "cmc read: does its command exec another program in some runs only?",
+      unreadable ? "another program" : program.string(),
+      spec.served_program())};
+}
+
 // The load bias from /proc/PID/maps, every region checked to lie in
 // readable mappings.
 Result<std::uint64_t> maps_bias(const Tracee &tracee, const TargetSpec &spec) {
   auto maps = tracee.maps();
   if (!maps)
     return maps.error();
-  struct stat exe {};
-  if (stat(fmt::format("/proc/{}/exe", tracee.pid()).c_str(), &exe) != 0)
-    return Error{"cannot stat the target's /proc/PID/exe"};
-  const decoder::FileId id{major(exe.st_dev), minor(exe.st_dev), exe.st_ino};
+  auto exe = served_file(tracee, spec);
+  if (!exe)
+    return exe.error();
+  const decoder::FileId id{major(exe->st_dev), minor(exe->st_dev), exe->st_ino};
   auto bias = decoder::load_bias(*maps, id, spec.load_base);
   if (!bias)
     return bias.error();
@@ -134,9 +158,9 @@ TargetRun::TargetRun(const TargetSpec &spec, std::unique_ptr<Tracee> tracee)
     : spec_(&spec), tracee_(std::move(tracee)),
       session_(std::make_unique<Session>(*tracee_, spec.seed)) {}
 
-Result<TargetRun> TargetRun::start(const TargetSpec &spec,
-                                   const LaunchSpec &launch, bool &located,
-                                   SyscallWatcher *watcher) {
+Result<TargetRun> TargetRun::until_serving(const TargetSpec &spec,
+                                           const LaunchSpec &launch,
+                                           SyscallWatcher *watcher) {
   auto tracee = Tracee::spawn(launch, seccomp_filter(launch.observe));
   if (!tracee)
     return tracee.error();
@@ -156,6 +180,36 @@ Result<TargetRun> TargetRun::start(const TargetSpec &spec,
   if (auto settled = run.settle("before it waited for a client", true);
       !settled)
     return settled.error();
+  return run;
+}
+
+Result<std::string> TargetRun::serving_program(const TargetSpec &spec) {
+  auto netns = NetworkNamespace::create();
+  if (!netns)
+    return netns.error();
+  // Its output is not shown: a start that fails says its last line.
+  TargetSpec quiet = spec;
+  quiet.launch.show_output = false;
+  quiet.launch.netns = netns->fd();
+  auto run = until_serving(quiet, quiet.launch, nullptr);
+  if (!run)
+    return run.error();
+  std::error_code error;
+  const auto program = std::filesystem::read_symlink(
+      fmt::format("/proc/{}/exe", run->tracee_->pid()), error);
+  if (error)
+    return system_error("cannot read the target's /proc/PID/exe",
+                        error.value());
+  return program.string();
+}
+
+Result<TargetRun> TargetRun::start(const TargetSpec &spec,
+                                   const LaunchSpec &launch, bool &located,
+                                   SyscallWatcher *watcher) {
+  auto started = until_serving(spec, launch, watcher);
+  if (!started)
+    return started.error();
+  TargetRun run = std::move(*started);
   auto address = target_address(spec, *run.session_);
   if (!address)
     return address.error();
@@ -171,6 +225,11 @@ Result<TargetRun> TargetRun::start(const TargetSpec &spec,
       return opened.error();
     if (auto settled = run.settle("after cmc connected"); !settled)
       return settled.error();
+    // A target that closes the connection at once leaves the client
+    // closed by the server in the initial state: its first message
+    // connects again.
+    if (auto collected = run.collect_replies(); !collected)
+      return collected.error();
   }
   auto reader = locate_regions(*run.tracee_, spec, located);
   if (!reader)
@@ -385,6 +444,12 @@ TargetRun::step(const executor::PathStep &step) {
   auto connected = connect(client);
   if (!connected || *connected)
     return connected;
+  if (!connections_[client]) {
+    // The target closed the connection as it accepted it (rinetd when
+    // its backend refuses): the message was never sent.
+    effects_.read = 0;
+    return connected;
+  }
   if (auto sent = connections_[client]->send(
           message, std::chrono::steady_clock::now() + spec_->step_timeout);
       !sent)

@@ -22,10 +22,19 @@ namespace cmc::tracer {
 // What a run of the target starts and reads.
 struct TargetSpec {
   LaunchSpec launch;
+  // The program that serves: the one the target runs when it first waits
+  // for a client, launch.program or what a wrapper exec'd in its place
+  // (env, sh -c 'exec ...', setpriv; TargetRun::serving_program). Empty:
+  // launch.program. The regions, load_base and entry are its.
+  std::string program;
   // Regions at their link-time addresses; the load bias is added per run.
   std::vector<decoder::Region> regions;
   std::uint64_t load_base = 0; // decoder::ElfFile::load_base
   std::uint64_t entry = 0;     // decoder::ElfFile::entry
+
+  [[nodiscard]] const std::string &served_program() const {
+    return program.empty() ? launch.program : program;
+  }
   // The alphabet: ActionId i < messages.size() sends messages[i] on the
   // connection of client client_of[i]; with disconnect, the next
   // client_count() actions close each client's connection; with a tick,
@@ -95,6 +104,12 @@ public:
   [[nodiscard]] static Result<TargetRun>
   start(const TargetSpec &spec, const LaunchSpec &launch, bool &located,
         SyscallWatcher *watcher = nullptr);
+  // The program the target runs once it first waits for a client (see
+  // TargetSpec::program), as its /proc/PID/exe names it: one start-up, in
+  // a network namespace of its own, its output not shown; an Error as
+  // start() would give when it does not get there.
+  [[nodiscard]] static Result<std::string>
+  serving_program(const TargetSpec &spec);
 
   // The region bytes now.
   [[nodiscard]] Result<std::vector<std::byte>> read_state() const {
@@ -198,6 +213,11 @@ private:
   // What a capture of the process whose threads these are needs.
   [[nodiscard]] CaptureContext
   capture_context(std::vector<ThreadRegisters> threads) const;
+  // Launches the target under the tracer and runs it until it first waits
+  // for a client, following the execs of a wrapper on the way.
+  [[nodiscard]] static Result<TargetRun> until_serving(const TargetSpec &spec,
+                                                       const LaunchSpec &launch,
+                                                       SyscallWatcher *watcher);
   // Runs the target to quiescence (starting: until it serves, see
   // Session::run_until_serving); a fault means it cannot be checked.
   [[nodiscard]] Result<void> settle(const char *when, bool starting = false);

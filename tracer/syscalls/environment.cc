@@ -71,6 +71,12 @@ Result<void> trap_cpuid(ProcessAccess &tracee) {
 } // namespace
 
 Result<void> Environment::take_control(ProcessAccess &tracee) {
+  // After a wrapper's exec: its image, with cmc's patches and its entry's
+  // breakpoint, is gone. PR_SET_TSC, set at its entry, stays set across
+  // execve (CPUID faulting does not): the new image's rdtsc fault from
+  // its first instruction on, and emulate_tsc answers them.
+  tsc_.forget();
+  entry_.reset();
   if (auto trapped = trap_cpuid(tracee); !trapped)
     return trapped;
   auto raw = tracee.proc_file("auxv");

@@ -42,7 +42,8 @@ public:
   // clock pages, patches the rdtsc sites mapped (ld.so's start-up timing
   // reads stay in its .bss, bytes of the whole process) and plants a
   // breakpoint at the program's entry point; scans the libraries ahead for
-  // rdtsc (scan_tsc_ahead).
+  // rdtsc (scan_tsc_ahead). Again at each later exec (a wrapper's), for
+  // the new image.
   [[nodiscard]] Result<void> take_control(ProcessAccess &tracee);
   // At a SIGTRAP stop: answers a breakpoint of cmc's and returns true, or
   // returns false for another SIGTRAP. Until the entry, each rdtsc and

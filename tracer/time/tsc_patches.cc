@@ -250,9 +250,7 @@ Result<void> TscPatches::unpatch_all(ProcessAccess &tracee) {
     if (auto restored = tracee.patch_code(*debug_state_, std::array{kRet});
         !restored)
       return restored;
-  sites_.clear();
-  mappings_.clear();
-  debug_state_.reset();
+  forget();
   return {};
 }
 

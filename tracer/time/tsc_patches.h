@@ -42,6 +42,17 @@ public:
   // Gives every patched site its instruction back and _dl_debug_state its
   // ret, and forgets them: where PR_SET_TSC traps, from the entry on.
   [[nodiscard]] Result<void> unpatch_all(ProcessAccess &tracee);
+  // Forgets every patch without undoing it: at an exec, whose new image
+  // holds none of the old one's patches, though its files may be mapped
+  // where the old one's were (without ASLR a wrapper's libc and the
+  // server's share an address), so that patch_mapped patches them anew.
+  // What the old program ran (unscanned(), cpu_sites()) stays: the run
+  // ran it.
+  void forget() {
+    sites_.clear();
+    mappings_.clear();
+    debug_state_.reset();
+  }
   // The site whose int3 is at address, or nullptr.
   [[nodiscard]] const decoder::TscSite *site_at(std::uint64_t address) const;
   // Whether address is ld.so's _dl_debug_state, patched.

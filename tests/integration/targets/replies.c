@@ -14,6 +14,8 @@
  *        SO_KEEPALIVE, TCP_KEEPIDLE 77, SO_RCVBUF 20000, IP_TOS 0x10) and
  *        answers each message with what getsockopt reads of them:
  *        "opts N nodelay 1 keepalive 1 idle 77 rcvbuf 40000 tos 16\n".
+ * hangup: closes each connection as it accepts it, reading nothing (as
+ *        rinetd does when its backend refuses); cmc_state[0] counts them.
  * whoami: keeps its pid and working directory from the start, as servers
  *        that write pid files or log paths do, and answers each message
  *        with them: "who N pid P cwd DIR\n".
@@ -99,7 +101,8 @@ static void say_who(int client) {
 
 int main(int argc, char **argv) {
   if (argc != 3) {
-    fputs("usage: replies split|close|sleep|penalty|options|whoami PORT\n",
+    fputs("usage: replies split|close|sleep|penalty|options|hangup|whoami "
+          "PORT\n",
           stderr);
     return 2;
   }
@@ -112,6 +115,11 @@ int main(int argc, char **argv) {
     int client = accept(server, NULL, NULL);
     if (client < 0)
       return 1;
+    if (strcmp(mode, "hangup") == 0) {
+      ++cmc_state[0];
+      close(client);
+      continue;
+    }
     if (strcmp(mode, "options") == 0)
       set_options(client);
     if (strcmp(mode, "sleep") == 0) {
