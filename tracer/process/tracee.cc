@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -109,6 +110,22 @@ void mount_copies(const ChildPlan &plan) {
       child_fail(plan, Stage::kMounts, errno);
 }
 
+// The kernel numbers a new process with the pid after the last it gave by
+// counting; set_tid, which made the target pid 2 of its namespace, does
+// not move that count, which earlier runs in the namespace left anywhere.
+// Set to the target's own pid, the processes it starts are numbered alike
+// in every run (a server keeps its children's pids). Without the file the
+// nondeterminism check names what differs.
+void reset_pid_count() {
+  static_assert(Sandbox::kTargetPid == 2);
+  const long fd = syscall(SYS_openat, AT_FDCWD, "/proc/sys/kernel/ns_last_pid",
+                          O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  syscall(SYS_write, fd, "2", 1);
+  syscall(SYS_close, fd);
+}
+
 [[noreturn]] void child_main(const ChildPlan &plan) {
   // Runs on its own stack in cmc's memory (CLONE_VM | CLONE_VFORK, as
   // posix_spawn does): no page tables are copied, and cmc's thread waits
@@ -121,6 +138,7 @@ void mount_copies(const ChildPlan &plan) {
   syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, nullptr, sizeof none);
   if (const int error = enter_sandbox(plan.mount_ns); error != 0)
     child_fail(plan, Stage::kSandbox, error);
+  reset_pid_count();
   if (syscall(SYS_dup2, plan.dev_null, STDIN_FILENO) < 0 ||
       (!plan.show_output &&
        (syscall(SYS_dup2, plan.output, STDOUT_FILENO) < 0 ||
@@ -275,6 +293,22 @@ Tracee::backtrace(std::size_t max_frames) const {
   return backtracer->unwind(max_frames);
 }
 
+namespace {
+
+// A process the target started outlives its parent's reaping as a zombie
+// of the sandbox's init, which reaps it when it gets to it: until then its
+// pid is taken, and the next run's first child would get another. Waits
+// for that (by pid, a bounded wait: the init reaps at once).
+void await_released(std::span<const pid_t> pids) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  for (const pid_t pid : pids)
+    while (kill(pid, 0) == 0 && std::chrono::steady_clock::now() < deadline)
+      sched_yield();
+}
+
+} // namespace
+
 void Tracee::kill_and_reap() {
   for (const pid_t pid : adopted_)
     kill(pid, SIGKILL);
@@ -295,6 +329,7 @@ void Tracee::kill_and_reap() {
     }
   }
   reaped_ = true;
+  await_released(adopted_);
 }
 
 Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec,
