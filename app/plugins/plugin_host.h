@@ -9,6 +9,7 @@
 
 #include "app/plugins/plugin_wire.h"
 #include "tracer/process/watchdog.h"
+#include "tracer/sandbox/sandbox.h"
 #include "util/result.h"
 #include "util/unique_fd.h"
 
@@ -21,9 +22,12 @@ namespace cmc::app {
 // it like a target (tracer::Watchdog); it exits when cmc's end of the
 // socket closes, however cmc ends. One call at a time. Every process the
 // plugin starts dies with the call: the host, a child subreaper, kills and
-// reaps them all before it replies and before it exits; when the host
-// itself dies in a call (a crash, a deadline, an interrupt), cmc kills its
-// process group.
+// reaps them all before it replies and before it exits. The host is pid 2
+// of a PID namespace of its own (a tracer::Sandbox, whose init is pid 1),
+// cmc's child: when the host dies in a call (a crash, a deadline, an
+// interrupt), cmc reaps it and ends the namespace, and the kernel kills
+// whatever is left in it, setsid or not; when cmc dies, the namespace's
+// init exits, to the same effect.
 class PluginHost {
 public:
   // Starts program (this cmc: /proc/self/exe) as the host of plugin and
@@ -48,7 +52,8 @@ public:
   Result<Reply> call(std::string_view request);
 
 private:
-  PluginHost(pid_t pid, UniqueFd socket, std::chrono::milliseconds limit);
+  PluginHost(pid_t pid, std::unique_ptr<tracer::Sandbox> sandbox,
+             UniqueFd socket, std::chrono::milliseconds limit);
   Result<Reply> receive();
   // The host's end once its socket failed: waits for it (it is dying, or
   // the armed deadline kills it) and says how it ended.
@@ -57,7 +62,9 @@ private:
   Error kill_for(const std::string &why);
 
   pid_t pid_;
+  std::unique_ptr<tracer::Sandbox> sandbox_; // ended once the host is reaped
   UniqueFd socket_;
+  UniqueFd host_pidfd_; // readable once the host has exited
   std::chrono::milliseconds limit_;
   tracer::Watchdog::Lease lease_;
   bool reaped_ = false;

@@ -1,7 +1,9 @@
 #include "app/plugins/plugin_wire.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 
@@ -131,8 +133,18 @@ decode_reply_header(std::string_view header) {
   return std::pair{static_cast<ReplyStatus>(*status), *size};
 }
 
-bool read_exact(int socket, char *out, std::size_t size) {
+bool read_exact(int socket, char *out, std::size_t size, int writer) {
   while (size > 0) {
+    std::array<pollfd, 2> ready{{{socket, POLLIN, 0}, {writer, POLLIN, 0}}};
+    if (writer >= 0 && poll(ready.data(), ready.size(), -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      return false;
+    }
+    // Another process may hold the writer's end of the socket: the
+    // writer's exit alone is no end of the stream.
+    if (writer >= 0 && (ready[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0)
+      return false;
     const ssize_t got = recv(socket, out, size, 0);
     if (got < 0 && errno == EINTR)
       continue;

@@ -51,8 +51,11 @@ inline constexpr std::size_t kReplyHeaderSize = 4 + 1 + 4;
 [[nodiscard]] Result<std::pair<ReplyStatus, std::uint32_t>>
 decode_reply_header(std::string_view header);
 
-// Reads exactly size bytes from a socket; false at its end or on an error.
-[[nodiscard]] bool read_exact(int socket, char *out, std::size_t size);
+// Reads exactly size bytes from a socket; false at its end or on an error,
+// and, given writer (a pidfd of the process that writes), once that process
+// has exited with nothing more in the socket.
+[[nodiscard]] bool read_exact(int socket, char *out, std::size_t size,
+                              int writer = -1);
 // Writes all of bytes to a socket (no SIGPIPE); false on an error.
 [[nodiscard]] bool write_all(int socket, std::string_view bytes);
 

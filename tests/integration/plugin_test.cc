@@ -7,10 +7,12 @@
 
 #include <sys/wait.h>
 
-#include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/integration/run_cmc.h"
@@ -284,8 +286,46 @@ std::vector<pid_t> pids_in(const std::string &file) {
   return pids;
 }
 
-// Not even a zombie: the host reaped it.
-bool gone(pid_t pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
+// Live processes whose environment (as it was at their exec) holds
+// entry, NAME=VALUE.
+std::vector<pid_t> live_with(const std::string &entry) {
+  std::vector<pid_t> pids;
+  std::error_code error;
+  for (const auto &process :
+       std::filesystem::directory_iterator("/proc", error)) {
+    const std::string name = process.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    std::ifstream environment(process.path() / "environ");
+    for (std::string line; std::getline(environment, line, '\0');)
+      if (line == entry)
+        pids.push_back(std::stoi(name));
+  }
+  return pids;
+}
+
+// Whether every process whose environment holds entry is gone within
+// 10 s. The pids a plugin writes are those of its host's PID namespace,
+// which mean other processes here: the processes it started are found by
+// the environment they inherited instead. They die as the kernel tears
+// that namespace down, after its init has exited; so do the inits of
+// cmc's sandboxes, which share cmc's memory and its environment.
+bool none_left_soon(const std::string &entry) {
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!live_with(entry).empty()) {
+    if (std::chrono::steady_clock::now() > give_up)
+      return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// The host ended: on its own, or killed with its PID namespace.
+bool host_ended(int status) {
+  return WIFEXITED(status) ||
+         (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
 
 // A plugin that forks, and whose grandchild leaves the child and its
 // process group, leaves nothing behind: each call's processes die with the
@@ -312,37 +352,64 @@ TEST_F(Plugins, WhatAPluginStartsDiesWithTheCall) {
     // Two processes for each transition checked.
     const std::vector<pid_t> pids = pids_in(file);
     EXPECT_EQ(pids.size(), 2 * json["transitions"].get<std::size_t>());
-    for (const pid_t pid : pids)
-      EXPECT_TRUE(gone(pid)) << pid;
+    EXPECT_TRUE(none_left_soon("CMC_TEST_PID_FILE=" + file));
   }
   std::filesystem::remove(file);
   unsetenv("CMC_TEST_PID_FILE");
 }
 
-// cmc killed while the plugin loops after it forked: the host kills and
-// reaps what the plugin started before it exits.
+// cmc killed (SIGKILL) or interrupted (Ctrl-C) while the plugin loops
+// after it forked: nothing it started is left, not even the process that
+// left its parent's process group.
 TEST_F(Plugins, WhatAPluginStartsDiesWithCmc) {
+  const std::string file =
+      ::testing::TempDir() + "/cmc-plugin-pids-" + std::to_string(getpid());
+  for (const int signal : {SIGKILL, SIGINT}) {
+    SCOPED_TRACE(signal);
+    std::filesystem::remove(file);
+    setenv("CMC_TEST_PID_FILE", file.c_str(), 1);
+    const Started started =
+        start_cmc(hostile_check(hostile("forkloop"), "100"));
+    unsetenv("CMC_TEST_PID_FILE");
+    // It spins once it has written both pids.
+    const pid_t host = wait_for_spinning_child(started.pid);
+    ASSERT_NE(host, -1);
+    const std::vector<pid_t> pids = pids_in(file);
+    EXPECT_EQ(pids.size(), 2U);
+    kill(started.pid, signal);
+    const Outcome run = finish(started);
+    if (signal == SIGKILL) {
+      int status = 0;
+      ASSERT_EQ(waitpid(host, &status, 0), host);
+      EXPECT_TRUE(host_ended(status)) << status;
+    } else {
+      EXPECT_EQ(run.status, 3) << run.err;
+    }
+    EXPECT_TRUE(none_left_soon("CMC_TEST_PID_FILE=" + file));
+  }
+  std::filesystem::remove(file);
+  std::filesystem::remove_all(workdirs_);
+  std::filesystem::create_directories(workdirs_);
+}
+
+// A plugin that crashes after it forked: one line naming the signal, and
+// nothing it started is left.
+TEST_F(Plugins, WhatAPluginStartsDiesWithItsCrash) {
   const std::string file =
       ::testing::TempDir() + "/cmc-plugin-pids-" + std::to_string(getpid());
   std::filesystem::remove(file);
   setenv("CMC_TEST_PID_FILE", file.c_str(), 1);
-  const Started started = start_cmc(hostile_check(hostile("forkloop"), "100"));
+  const std::string plugin = hostile("forkcrash");
+  const Outcome run = run_cmc(hostile_check(plugin, "10"));
   unsetenv("CMC_TEST_PID_FILE");
-  // It spins once it has written both pids.
-  const pid_t host = wait_for_spinning_child(started.pid);
-  ASSERT_NE(host, -1);
-  const std::vector<pid_t> pids = pids_in(file);
-  EXPECT_EQ(pids.size(), 2U);
-  kill(started.pid, SIGKILL);
-  finish(started);
-  int status = 0;
-  ASSERT_EQ(waitpid(host, &status, 0), host);
-  EXPECT_TRUE(WIFEXITED(status)) << status;
-  for (const pid_t pid : pids)
-    EXPECT_TRUE(gone(pid)) << pid;
+  EXPECT_EQ(run.status, 3) << run.err;
+  EXPECT_EQ(run.err,
+            "cmc: property plugin " + plugin +
+                R"( crashed with SIGABRT on the path [A: send "LOCK\n"])"
+                "\n");
+  EXPECT_EQ(pids_in(file).size(), 2U);
+  EXPECT_TRUE(none_left_soon("CMC_TEST_PID_FILE=" + file));
   std::filesystem::remove(file);
-  std::filesystem::remove_all(workdirs_);
-  std::filesystem::create_directories(workdirs_);
 }
 
 // The host ends with cmc, however cmc ends, even in the middle of a call.
@@ -352,10 +419,10 @@ TEST_F(Plugins, TheHostDoesNotOutliveCmc) {
   ASSERT_NE(host, -1);
   kill(started.pid, SIGKILL);
   finish(started);
-  // The host is our child now (we are a subreaper), and gone on its own.
+  // The host is our child now (we are a subreaper), and gone.
   int status = 0;
   ASSERT_EQ(waitpid(host, &status, 0), host);
-  EXPECT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_TRUE(host_ended(status)) << status;
   // cmc could not remove its directories: that is the sandbox's part.
   std::filesystem::remove_all(workdirs_);
   std::filesystem::create_directories(workdirs_);

@@ -45,6 +45,9 @@ public:
   [[nodiscard]] static Result<Sandbox *> of_this_thread(Use use);
   // The init of every sandbox of this process, live until its exit.
   [[nodiscard]] static std::vector<pid_t> inits();
+  // A sandbox of the caller's own, not among inits(): everything in it
+  // dies when it is destroyed, or when cmc dies (a plugin host's).
+  [[nodiscard]] static Result<std::unique_ptr<Sandbox>> create();
 
   Sandbox(const Sandbox &) = delete;
   Sandbox &operator=(const Sandbox &) = delete;
@@ -76,7 +79,6 @@ private:
           UniqueFd init_pidfd)
       : init_(init), alive_(std::move(alive)), pid_ns_(std::move(pid_ns)),
         mount_ns_(std::move(mount_ns)), init_pidfd_(std::move(init_pidfd)) {}
-  [[nodiscard]] static Result<std::unique_ptr<Sandbox>> create();
 
   pid_t init_;
   UniqueFd alive_; // the pipe's write end: the init lives while it is open

@@ -11,9 +11,11 @@
  *   noisy     prints to stdout and holds: cmc's output stays its own
  *   fork      starts two processes and holds: a child, and a grandchild
  *             that leaves the child and its process group (setsid), both
- *             waiting forever; it appends their pids to the file named by
- *             $CMC_TEST_PID_FILE. They must die with the call.
+ *             waiting forever; it appends their pids (in its host's PID
+ *             namespace) to the file named by $CMC_TEST_PID_FILE. They
+ *             must die with the call.
  *   forkloop  the same, then never returns: they must die with cmc.
+ *   forkcrash the same, then aborts: they must die with its host.
  * Each misbehaves from its first call on. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +36,8 @@ static int *volatile nowhere;
 __attribute__((constructor)) static void crash_on_load(void) { *nowhere = 1; }
 #endif
 
-#if defined(HOSTILE_FORK) || defined(HOSTILE_FORKLOOP)
+#if defined(HOSTILE_FORK) || defined(HOSTILE_FORKLOOP) ||                      \
+    defined(HOSTILE_FORKCRASH)
 /* The pids of a child and a grandchild it started, appended to the file
  * $CMC_TEST_PID_FILE names, one a line, once both are running. */
 static int start_two(void) {
@@ -104,6 +107,9 @@ static int misbehave(const struct cmc_path *path, char *violation,
   start_two();
   for (volatile int spin = 0;; ++spin) {
   }
+#elif defined(HOSTILE_FORKCRASH)
+  start_two();
+  abort();
 #elif defined(HOSTILE_NOISY)
   printf("{\"not\": \"cmc's report\"}\n");
   fflush(stdout);
