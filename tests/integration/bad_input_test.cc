@@ -315,9 +315,17 @@ TEST_F(BadInput, TargetFloodsOutput) {
                   3, "hung");
 }
 
+// A child process is followed (it waits in pause() for ever) and killed
+// with the target.
 TEST_F(BadInput, TargetForks) {
-  expect_one_line(run_cmc(check(misbehave("fork"))), 3,
-                  "the target started a process");
+  const Outcome run = run_cmc(check(misbehave("fork")));
+  EXPECT_EQ(run.status, 0) << run.err;
+}
+
+// A child that runs another program is not followed: one line naming it.
+TEST_F(BadInput, TargetsChildExecs) {
+  expect_one_line(run_cmc(check(misbehave("forkexec"))), 3,
+                  "the target executed another program (/usr/bin/sleep)");
 }
 
 TEST_F(BadInput, StateThatDiffersBetweenRunsStopsTheCheck) {

@@ -200,6 +200,9 @@ Result<std::string> TargetRun::serving_program(const TargetSpec &spec) {
   if (error)
     return system_error("cannot read the target's /proc/PID/exe",
                         error.value());
+  // The program itself, not a wrapper: named as the user named it.
+  if (std::filesystem::equivalent(program, spec.launch.program, error))
+    return spec.launch.program;
   return program.string();
 }
 

@@ -1,7 +1,8 @@
 /* misbehave MODE PORT: a one-connection line server like demo/kv that
  * misbehaves the way MODE says, for cmc's tests of bad targets.
  *
- * Before listening:  exit (status 1, after a line on stderr), segv, fork, flood
+ * Before listening:  exit (status 1, after a line on stderr), segv, fork (a
+ * child that waits for ever), forkexec (a child that runs sleep), flood
  * (writes to stdout forever), hang (spins), pipe (waits for input on a pipe,
  * never listens). On a message:      "CRASH\n" segfaults, "QUIT\n" exits 0,
  * "SPIN\n" loops forever; "KILLPARENT\n" sends SIGKILL to its parent (cmc,
@@ -75,6 +76,8 @@ static void before_listening(const char *mode) {
     raise(SIGSEGV);
   if (strcmp(mode, "fork") == 0 && fork() == 0)
     pause();
+  if (strcmp(mode, "forkexec") == 0 && fork() == 0)
+    execl("/bin/sleep", "sleep", "1000", (char *)NULL);
   if (strcmp(mode, "flood") == 0)
     for (;;)
       puts("flooding stdout");
