@@ -28,10 +28,10 @@ static int check_durable(const struct cmc_path *path, char *violation,
       ++k;
     if (word_is(step->message, 0, "SET") &&
         starts_with(step->response, "+OK") && k == count && count < kKeys) {
-      strcpy(key[count], named);
+      memcpy(key[count], named, sizeof named);
       at_step[count++] = i;
     } else if (k < count && word_is(step->message, 0, "DEL")) {
-      strcpy(key[k], key[--count]);
+      memmove(key[k], key[--count], sizeof key[k]);
       at_step[k] = at_step[count];
     } else if (k < count && word_is(step->message, 0, "GET") &&
                starts_with(step->response, "$-1")) {

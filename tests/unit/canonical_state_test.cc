@@ -82,9 +82,10 @@ TEST(CanonicalState, ThreadIdsAreHashedAsTheThreadsNumber) {
 }
 
 TEST(CanonicalState, ARegistersByteIsNamedByItsRegister) {
-  EXPECT_EQ((Location{"registers of thread 1", 13 * 8}).describe(),
+  constexpr std::size_t kRsi = 13 * sizeof(std::uint64_t); // its word
+  EXPECT_EQ((Location{"registers of thread 1", kRsi}).describe(),
             "registers of thread 1+rsi");
-  EXPECT_EQ((Location{"registers of thread 1", 13 * 8 + 5}).describe(),
+  EXPECT_EQ((Location{"registers of thread 1", kRsi + 5}).describe(),
             "registers of thread 1+rsi+5");
 }
 
