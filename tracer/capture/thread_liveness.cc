@@ -146,36 +146,40 @@ std::uint32_t ThreadLiveness::live_registers(
     const decoder::ProcessImage &image, const user_regs_struct &registers,
     const decoder::Liveness &waiting) {
   // The functions on the stack from the one the thread waits in, each
-  // returning to the next, as far as their code can be followed.
-  std::vector<const decoder::Liveness *> frames{&waiting};
+  // returning to the next, as far as their code can be followed, with
+  // the registers that may be live past each one's return.
+  struct Frame {
+    const decoder::Liveness *code;
+    std::uint32_t kept = decoder::kEveryRegister;
+  };
+  std::vector<Frame> frames{{&waiting}};
   std::uint64_t rsp = registers.rsp;
   auto file = code_file_at(maps, registers.rip);
-  std::uint32_t live_at_return = decoder::kAllButStatusFlags;
-  while (frames.size() <= kFrames && frames.back()->return_slot) {
-    rsp += static_cast<std::uint64_t>(*frames.back()->return_slot);
+  while (frames.size() <= kFrames && frames.back().code->return_slot) {
+    rsp += static_cast<std::uint64_t>(*frames.back().code->return_slot);
     const auto address = decoder::word_at(image, rsp);
     const auto caller = address ? code_file_at(maps, *address) : std::nullopt;
     if (!caller)
       break;
+    // Code of another file cannot know what the function leaves alone
+    // (the System V ABI): only the return values and the callee-saved
+    // registers live past the return. In the same file a caller may keep
+    // values in registers its callee leaves alone (GCC's -fipa-ra).
+    if (file && *caller != *file)
+      frames.back().kept = decoder::kAbiReturnLive;
     const decoder::Liveness &frame = analysed_at(pid, maps, *address, kReturn);
-    if (!frame.analysed) {
-      // Code of another file cannot know what the function leaves alone
-      // (the System V ABI); in the same file a caller may keep values in
-      // registers its callee leaves alone (GCC's -fipa-ra).
-      if (file && *caller != *file)
-        live_at_return = decoder::kAbiReturnLive;
+    if (!frame.analysed)
       break;
-    }
-    frames.push_back(&frame);
+    frames.push_back({&frame});
     rsp += 8; // the `ret` pops the return address
     file = caller;
   }
   // From the outermost function followed in to the one the thread waits
   // in, what is live at each return.
   return std::accumulate(
-      frames.rbegin(), frames.rend(), live_at_return,
-      [](std::uint32_t live, const decoder::Liveness *frame) {
-        return decoder::live_given(*frame, live);
+      frames.rbegin(), frames.rend(), decoder::kAllButStatusFlags,
+      [](std::uint32_t live, const Frame &frame) {
+        return decoder::live_given(*frame.code, live & frame.kept);
       });
 }
 
