@@ -274,6 +274,7 @@ int check(const CheckOptions &options, JsonOutput &json_output,
   names.no_property = options.target.invariant == "none" &&
                       options.target.forbid_response.empty() &&
                       options.target.properties.empty();
+  names.plugins = !options.target.properties.empty();
   auto json = report_json(*report, names);
   json["replay"] = replay_json(options.target, spec->served_program());
   // The verdict first: a JSON file that cannot be written does not hide it.

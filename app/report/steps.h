@@ -57,6 +57,7 @@ struct StepNames {
   bool once = false;           // --once
   std::size_t preemptions = 0; // --preemptions
   bool no_property = false;    // no invariant, response or plugin property
+  bool plugins = false;        // a --property plugin
   // --max-depth and --max-states; none: unbounded.
   std::optional<std::size_t> max_depth{};
   std::optional<std::size_t> max_states{};

@@ -108,6 +108,17 @@ std::vector<std::string> caveats_of(const search::Report &report,
   if (names.no_property)
     caveats.emplace_back("no invariant and no property: checked crashes, "
                          "exits and hangs only");
+  // A plugin judges each transition with the path that reached it: a path
+  // merged into a state found before is never shown to it, nor what
+  // follows it (README, "the caveat of stateful checking").
+  if (names.plugins && report.dedup_merges != 0 &&
+      names.spec->state != executor::StateKind::kPath)
+    caveats.push_back(fmt::format(
+        "property plugins saw the first path into each state only ({} paths "
+        "merged into a state found before were not shown to them): a "
+        "property of what came before needs it in the state or --dedup "
+        "path",
+        report.dedup_merges));
   if (!report.complete && names.max_states &&
       report.distinct_states >= *names.max_states)
     caveats.push_back(fmt::format("--max-states {}: states beyond the first {} "
