@@ -297,18 +297,6 @@ private:
   std::uint64_t highest_ = 0;
 };
 
-// glibc's pointer guard (tcbhead_t.pointer_guard at fs:0x30, the same in
-// every thread, from AT_RANDOM): PTR_MANGLE stores a pointer p as
-// rol(p ^ guard, 17), in setjmp's buffers (one in every thread's
-// start_thread frame), atexit's list, ...
-std::optional<std::uint64_t> pointer_guard(const ProcessImage &image) {
-  constexpr std::uint64_t kPointerGuard = 0x30;
-  if (image.threads.empty())
-    return std::nullopt;
-  return word_at(image,
-                 image.threads.front().registers.fs_base + kPointerGuard);
-}
-
 // "glibc", and the thread arenas hashed as read and why.
 std::string allocator_text(const GlibcHeap &heap) {
   if (heap.other_arenas == 0)
@@ -326,7 +314,7 @@ auto resolver(const ProcessImage &image, const Pointer &pointer) {
     auto token = pointer(value);
     if (token.bit != 0 || !guard)
       return token;
-    token = pointer(std::rotr(value, 17) ^ *guard);
+    token = pointer(demangled(value, *guard));
     if (token.bit != 0)
       token.value |= kMangled;
     return token;

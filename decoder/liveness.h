@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "decoder/stack_bytes.h"
 #include "decoder/syscall_format.h"
 
 namespace cmc::decoder {
@@ -52,6 +53,12 @@ struct Liveness {
   // from the stack pointer at the start (none when the paths disagree or
   // lose track of rsp). A call is taken to return with rsp where it was.
   std::optional<std::int64_t> return_slot;
+  // false: no `ret` is reachable, the function never returns (what lies
+  // above its frame is read only through pointers).
+  bool returns = true;
+  // The stack bytes the code may read before writing them, as offsets
+  // from rsp at the start (stack_reads); none: every byte.
+  std::optional<StackBytes> stack_live;
   // The bytes just below the stack pointer the code may read through it:
   // [rsp - red_zone_read, rsp) is live, the rest of the red zone dead.
   std::uint64_t red_zone_read = kRedZone;
@@ -59,9 +66,9 @@ struct Liveness {
   // memory through a pointer it did not compute from rsp: a register's
   // value at the wait or a word loaded from memory, at most reach bytes
   // away from it. The red zone is live if a register or a word of the
-  // process holds an address within reach of it (RedZoneWindow; within 0
-  // of it when there is no such read: the caller after the return,
-  // another thread or a signal handler may read through such a pointer).
+  // process holds an address within reach of it (tracer::ThreadLiveness; within
+  // 0 of it when there is no such read: the caller after the return, another
+  // thread or a signal handler may read through such a pointer).
   std::optional<std::uint64_t> reach;
   // The code read, to tell whether a cached result still holds: pages
   // (their address, less rip's page) and their bytes.
@@ -74,8 +81,8 @@ struct Liveness {
 [[nodiscard]] Liveness analyse_liveness(const MemoryReader &read,
                                         std::uint64_t rip, int arguments);
 
-// The registers live where a function returns to (its caller's code at
-// the return address): only registers, the red zone fields say all live.
+// The registers and stack bytes live where a function returns to (its
+// caller's code at the return address).
 [[nodiscard]] Liveness analyse_return(const MemoryReader &read,
                                       std::uint64_t address);
 
@@ -85,18 +92,6 @@ struct Liveness {
                                               std::uint32_t live_at_return) {
   return liveness.live | (live_at_return & liveness.passed);
 }
-
-// Addresses a pointer may hold for the red zone below rsp to be live
-// under liveness.reach: [start, end).
-struct RedZoneWindow {
-  std::uint64_t start = 0;
-  std::uint64_t end = 0;
-  [[nodiscard]] bool holds(std::uint64_t value) const {
-    return value - start < end - start;
-  }
-};
-[[nodiscard]] RedZoneWindow red_zone_window(const Liveness &liveness,
-                                            std::uint64_t rsp);
 
 // The registers with the dead ones (ThreadImage::dead) zero, the status
 // flags cleared in eflags when they are dead.

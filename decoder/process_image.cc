@@ -21,4 +21,12 @@ std::optional<std::uint64_t> word_at(const ProcessImage &image,
   return value;
 }
 
+std::optional<std::uint64_t> pointer_guard(const ProcessImage &image) {
+  constexpr std::uint64_t kPointerGuard = 0x30;
+  if (image.threads.empty())
+    return std::nullopt;
+  return word_at(image,
+                 image.threads.front().registers.fs_base + kPointerGuard);
+}
+
 } // namespace cmc::decoder

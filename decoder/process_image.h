@@ -94,14 +94,30 @@ struct ProcessImage {
   // What reading cost: bytes copied out of the target.
   std::size_t bytes_read = 0;
   // What liveness left out: the bytes of dead registers and of the dead
-  // parts of the stacks' red zones.
+  // parts of the stacks' red zones,
   std::size_t dead_register_bytes = 0;
   std::size_t dead_red_zone_bytes = 0;
+  // And of the frames above the stack pointers, hashed as zero.
+  std::size_t dead_frame_bytes = 0;
 };
 
 // The 8-byte word of image's memory at a target address, where it was
 // read (segments by address).
 [[nodiscard]] std::optional<std::uint64_t> word_at(const ProcessImage &image,
                                                    std::uint64_t address);
+
+// glibc's pointer guard (tcbhead_t.pointer_guard at fs:0x30, the same in
+// every thread, from AT_RANDOM): PTR_MANGLE stores a pointer p as
+// rol(p ^ guard, 17), in setjmp's buffers (one in every thread's
+// start_thread frame), atexit's list, ...
+[[nodiscard]] std::optional<std::uint64_t>
+pointer_guard(const ProcessImage &image);
+
+// The pointer a word holds mangled by the pointer guard (PTR_DEMANGLE).
+[[nodiscard]] inline std::uint64_t demangled(std::uint64_t word,
+                                             std::uint64_t guard) {
+  constexpr int kRotation = 17;
+  return ((word >> kRotation) | (word << (64 - kRotation))) ^ guard;
+}
 
 } // namespace cmc::decoder

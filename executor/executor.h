@@ -208,6 +208,7 @@ struct Observation {
   // What liveness left out of it: dead registers, dead red-zone bytes.
   std::size_t dead_register_bytes = 0;
   std::size_t dead_red_zone_bytes = 0;
+  std::size_t dead_frame_bytes = 0;
   // With snapshots (TargetSpec::snapshots): whether the run restored a
   // state it had saved instead of replaying from a fresh start, and
   // whether the search must check it against a replay of the same path

@@ -32,6 +32,7 @@ void count_cost(Report &report, const executor::Observation &observation) {
   report.bytes_hashed += observation.bytes_hashed;
   report.dead_register_bytes += observation.dead_register_bytes;
   report.dead_red_zone_bytes += observation.dead_red_zone_bytes;
+  report.dead_frame_bytes += observation.dead_frame_bytes;
   ++report.runs_measured;
 }
 

@@ -150,6 +150,7 @@ struct Report {
   // Left out by liveness (totals over the same runs).
   std::size_t dead_register_bytes = 0;
   std::size_t dead_red_zone_bytes = 0;
+  std::size_t dead_frame_bytes = 0;
   std::size_t runs_measured = 0;
   SnapshotCounts snapshots;
   // With options.graph; else empty.

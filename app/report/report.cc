@@ -66,8 +66,8 @@ std::size_t mean(std::size_t total, std::size_t count) {
   return count == 0 ? 0 : (total + count / 2) / count;
 }
 
-// "liveness: 152 bytes dead per state (registers 88, red zones 64)": what
-// the whole-process states left out as no code reads it.
+// "liveness: 184 bytes dead per state (registers 88, red zones 64, stack
+// frames 32)": what the whole-process states left out as no code reads it.
 void print_liveness(std::FILE *out, const search::Report &report) {
   if (report.runs_measured == 0)
     return;
@@ -75,10 +75,12 @@ void print_liveness(std::FILE *out, const search::Report &report) {
       mean(report.dead_register_bytes, report.runs_measured);
   const std::size_t red_zones =
       mean(report.dead_red_zone_bytes, report.runs_measured);
+  const std::size_t frames =
+      mean(report.dead_frame_bytes, report.runs_measured);
   fmt::print(out,
              "liveness: {} bytes dead per state (registers {}, red zones "
-             "{})\n",
-             registers + red_zones, registers, red_zones);
+             "{}, stack frames {})\n",
+             registers + red_zones + frames, registers, red_zones, frames);
 }
 
 // Where the named lossy merges differ, the place most of them differ at
@@ -354,8 +356,9 @@ nlohmann::json findings_json(const search::Report &report,
        report.runs_measured == 0
            ? nlohmann::json(nullptr)
            : nlohmann::json{{"registers", per_run(report.dead_register_bytes)},
-                            {"red_zones",
-                             per_run(report.dead_red_zone_bytes)}}},
+                            {"red_zones", per_run(report.dead_red_zone_bytes)},
+                            {"stack_frames",
+                             per_run(report.dead_frame_bytes)}}},
       {"masked", report.masked},
       {"restarts", report.restarts},
       {"threads", report.max_threads},

@@ -7,6 +7,8 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace cmc::decoder {
 namespace {
@@ -40,20 +42,24 @@ std::uint32_t bits(std::initializer_list<int> registers) {
 
 // Two pages of memory, zero but for the instruction before kRip and code
 // at kRip; nothing readable around them.
-Liveness analyse_after(std::string_view before,
-                       std::initializer_list<unsigned char> code,
-                       int arguments) {
+MemoryReader memory_with(std::string_view before,
+                         std::initializer_list<unsigned char> code) {
   constexpr std::uint64_t kStart = kRip - 0x1000;
   std::string memory(0x2000, '\0');
   memory.replace(kRip - kStart - before.size(), before.size(), before);
   memory.replace(kRip - kStart, code.size(),
                  std::string(code.begin(), code.end()));
-  const MemoryReader read = [&](std::uint64_t address, std::size_t length) {
+  return [memory](std::uint64_t address, std::size_t length) {
     if (address < kStart || address >= kStart + memory.size())
       return std::string();
     return memory.substr(address - kStart, length);
   };
-  return analyse_liveness(read, kRip, arguments);
+}
+
+Liveness analyse_after(std::string_view before,
+                       std::initializer_list<unsigned char> code,
+                       int arguments) {
+  return analyse_liveness(memory_with(before, code), kRip, arguments);
 }
 
 // The registers dead at the start when live_at_return are live at the
@@ -174,35 +180,26 @@ TEST(Liveness, ReadThroughAPointerDependsOnTheProcess) {
   ASSERT_TRUE(liveness.analysed);
   EXPECT_EQ(liveness.red_zone_read, 0U);
   EXPECT_EQ(liveness.reach, std::optional<std::uint64_t>(16));
-  const RedZoneWindow window = red_zone_window(liveness, 0x7fff0000);
-  EXPECT_TRUE(window.holds(0x7fff0000 - 128 - 16));
-  EXPECT_TRUE(window.holds(0x7fff0000 + 15));
-  EXPECT_FALSE(window.holds(0x7fff0000 + 16));
 }
 
-TEST(Liveness, ReadThroughACopyOfRspKeepsTheRedZone) {
+TEST(Liveness, ReadThroughACopyOfRspIsFollowed) {
   // mov rbx,rsp; mov rax,[rbx-16]; ret
   const Liveness liveness =
       analyse({0x48, 0x89, 0xe3, 0x48, 0x8b, 0x43, 0xf0, 0xc3}, 0);
   ASSERT_TRUE(liveness.analysed);
-  EXPECT_EQ(liveness.red_zone_read, kRedZone);
+  // From the address rbx-16 up, whatever the read's size: the red zone's
+  // lowest 112 bytes are dead.
+  EXPECT_EQ(liveness.red_zone_read, 16U);
 }
 
 // The caller's code after a call returns: mov rdi,rax; sub rsp,8;
 // call +0; add rsp,8; mov rax,r12; pop rbx; ret.
 TEST(Liveness, CallerReadsWhatItKeepsAndPopsTheRest) {
-  constexpr std::uint64_t kStart = kRip - 0x1000;
-  std::string memory(0x2000, '\0');
-  const std::string code("\x48\x89\xc7\x48\x83\xec\x08\xe8\x00\x00\x00\x00"
-                         "\x48\x83\xc4\x08\x4c\x89\xe0\x5b\xc3",
-                         21);
-  memory.replace(kRip - kStart, code.size(), code);
-  const MemoryReader read = [&](std::uint64_t address, std::size_t length) {
-    if (address < kStart || address >= kStart + memory.size())
-      return std::string();
-    return memory.substr(address - kStart, length);
-  };
-  const Liveness liveness = analyse_return(read, kRip);
+  const Liveness liveness = analyse_return(
+      memory_with("", {0x48, 0x89, 0xc7, 0x48, 0x83, 0xec, 0x08,
+                       0xe8, 0x00, 0x00, 0x00, 0x00, 0x48, 0x83,
+                       0xc4, 0x08, 0x4c, 0x89, 0xe0, 0x5b, 0xc3}),
+      kRip);
   ASSERT_TRUE(liveness.analysed);
   // rax (the callee's result) and r12 are read, rbx is popped: r13 lives
   // only if the caller's caller reads it, r10 passes the call.
@@ -212,6 +209,90 @@ TEST(Liveness, CallerReadsWhatItKeepsAndPopsTheRest) {
             bits({kR10, kRbx}));
   // The return address is above the popped rbx.
   EXPECT_EQ(liveness.return_slot, std::optional<std::int64_t>(8));
+}
+
+// The stack bytes live at the start, as [from, to) offsets from rsp.
+std::vector<std::pair<std::int64_t, std::int64_t>>
+stack_live(const Liveness &liveness) {
+  EXPECT_TRUE(liveness.stack_live.has_value());
+  return liveness.stack_live
+             ? liveness.stack_live->spans()
+             : std::vector<std::pair<std::int64_t, std::int64_t>>{};
+}
+
+constexpr std::int64_t kEnd = StackBytes::kEnd;
+using Spans = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+TEST(StackLiveness, ASlotWrittenBeforeItIsReadIsDead) {
+  // mov [rsp+16],rax; mov rdi,[rsp+16]; ret
+  const Liveness liveness = analyse(
+      {0x48, 0x89, 0x44, 0x24, 0x10, 0x48, 0x8b, 0x7c, 0x24, 0x10, 0xc3}, 0);
+  EXPECT_EQ(stack_live(liveness), (Spans{{0, 8}})); // the return address
+}
+
+TEST(StackLiveness, ASlotReadBeforeItIsWrittenIsLive) {
+  // mov rdi,[rsp+16]; mov [rsp+16],rax; ret
+  const Liveness liveness = analyse(
+      {0x48, 0x8b, 0x7c, 0x24, 0x10, 0x48, 0x89, 0x44, 0x24, 0x10, 0xc3}, 0);
+  EXPECT_EQ(stack_live(liveness), (Spans{{0, 8}, {16, 24}}));
+}
+
+TEST(StackLiveness, AnAddressACallGetsKeepsWhatLiesAtAndAboveIt) {
+  // Where a call returns: lea rdi,[rsp+32]; call +0; ret
+  const Liveness liveness =
+      analyse_return(memory_with("", {0x48, 0x8d, 0x7c, 0x24, 0x20, 0xe8, 0x00,
+                                      0x00, 0x00, 0x00, 0xc3}),
+                     kRip);
+  EXPECT_EQ(stack_live(liveness), (Spans{{0, 8}, {32, kEnd}}));
+}
+
+TEST(StackLiveness, AnAddressKeptInASlotIsFollowed) {
+  // lea rax,[rsp+48]; mov [rsp+8],rax; mov rdi,[rsp+8]; call +0; ret,
+  // where a call returns.
+  const Liveness liveness = analyse_return(
+      memory_with("", {0x48, 0x8d, 0x44, 0x24, 0x30, 0x48, 0x89,
+                       0x44, 0x24, 0x08, 0x48, 0x8b, 0x7c, 0x24,
+                       0x08, 0xe8, 0x00, 0x00, 0x00, 0x00, 0xc3}),
+      kRip);
+  EXPECT_EQ(stack_live(liveness), (Spans{{0, 8}, {48, kEnd}}));
+}
+
+TEST(StackLiveness, StackArgumentsAreWrittenAfterTheLastCall) {
+  // sub rsp,16; call +0; add rsp,16; ret: where a call returns its next
+  // call's stack arguments are written after; after the wait the call
+  // may read the frame below the return address (the red zone here).
+  const std::initializer_list<unsigned char> code{0x48, 0x83, 0xec, 0x10, 0xe8,
+                                                  0x00, 0x00, 0x00, 0x00, 0x48,
+                                                  0x83, 0xc4, 0x10, 0xc3};
+  EXPECT_EQ(stack_live(analyse_return(memory_with("", code), kRip)),
+            (Spans{{0, 8}}));
+  EXPECT_EQ(stack_live(analyse(code, 0)), (Spans{{-16, 8}}));
+}
+
+TEST(StackLiveness, ASystemCallMayReadTheStackAboveRsp) {
+  // glibc's __restore_rt, where a signal handler returns: mov rax,15
+  // (rt_sigreturn, which reads the signal frame); syscall
+  const Liveness liveness =
+      analyse_return(memory_with("", {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00,
+                                      0x0f, 0x05, 0xc3}),
+                     kRip);
+  EXPECT_EQ(stack_live(liveness), (Spans{{0, kEnd}}));
+}
+
+TEST(StackLiveness, AnIndexThroughRspKeepsEverything) {
+  // mov rax,[rsp+rcx*8]; ret
+  const Liveness liveness = analyse({0x48, 0x8b, 0x04, 0xcc, 0xc3}, 0);
+  ASSERT_TRUE(liveness.analysed);
+  EXPECT_FALSE(liveness.stack_live);
+  EXPECT_EQ(liveness.red_zone_read, kRedZone);
+}
+
+TEST(StackLiveness, ALoopThatNeverReturnsReadsNothingAbove) {
+  // again: jmp again
+  const Liveness liveness = analyse({0xeb, 0xfe}, 0);
+  ASSERT_TRUE(liveness.analysed);
+  EXPECT_FALSE(liveness.returns);
+  EXPECT_EQ(stack_live(liveness), Spans{});
 }
 
 } // namespace

@@ -113,10 +113,11 @@ TEST(CheckReport, TheProcessStateNamesItsHeap) {
   report.bytes_hashed = 1500;
   report.dead_register_bytes = 264;
   report.dead_red_zone_bytes = 192;
+  report.dead_frame_bytes = 48;
   report.runs_measured = 3;
   EXPECT_NE(printed(report, names)
-                .find("\nliveness: 152 bytes dead per state "
-                      "(registers 88, red zones 64)\n"),
+                .find("\nliveness: 168 bytes dead per state "
+                      "(registers 88, red zones 64, stack frames 16)\n"),
             std::string::npos);
   EXPECT_NE(printed(report, names)
                 .find("\nstate: the whole process (--dedup process); heap: "
@@ -134,6 +135,7 @@ TEST(CheckReport, TheProcessStateNamesItsHeap) {
   EXPECT_EQ(json["bytes_hashed_per_state"], 500);
   EXPECT_EQ(json["dead_bytes_per_state"]["registers"], 88);
   EXPECT_EQ(json["dead_bytes_per_state"]["red_zones"], 64);
+  EXPECT_EQ(json["dead_bytes_per_state"]["stack_frames"], 16);
 
   report.heap = {"raw bytes (no glibc malloc arena found)", false};
   EXPECT_NE(printed(report, kv_names(executor::StateKind::kRaw))

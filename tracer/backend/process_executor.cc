@@ -316,11 +316,13 @@ ProcessExecutor::read_process(TargetRun &target, executor::Observation &seen) {
   seen.bytes_read = 0;
   seen.dead_register_bytes = 0;
   seen.dead_red_zone_bytes = 0;
+  seen.dead_frame_bytes = 0;
   std::vector<Fingerprint> fingerprints{canonical.fingerprint};
   for (const decoder::ProcessImage &image : *images) {
     seen.bytes_read += image.bytes_read;
     seen.dead_register_bytes += image.dead_register_bytes;
     seen.dead_red_zone_bytes += image.dead_red_zone_bytes;
+    seen.dead_frame_bytes += image.dead_frame_bytes;
     if (&image == &images->front())
       continue;
     decoder::CanonicalState other =

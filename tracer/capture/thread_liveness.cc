@@ -74,49 +74,117 @@ bool same_code(const decoder::MemoryReader &read, std::uint64_t rip,
       });
 }
 
-// A red zone that pointers may reach (RedZoneWindow), and the bytes of
-// the zone itself, which the scan skips: a pointer there is read only
-// through a pointer into it.
-struct Window {
+// A waiting thread's stack as liveness judges it: the dead part of its red
+// zone (when the code leaves one) and the bytes of the frames from rsp to
+// top, live where the frames' code reads them or a pointer of the process
+// may reach them. A pointer into the stack may reach what lies at and
+// above it (and reach bytes below: Liveness::reach), so only the lowest
+// one found counts.
+struct Watch {
   std::size_t thread = 0;
-  decoder::RedZoneWindow addresses;
-  std::uint64_t zone_start = 0;
-  std::uint64_t zone_end = 0;
-  bool pointed_to = false;
+  std::size_t segment = 0;
+  std::uint64_t rsp = 0;
+  std::uint64_t top = 0;
+  std::uint64_t reach = 0;
+  bool red_zone = false;                    // the code leaves some of it dead
+  decoder::StackBytes live;                 // of [rsp, top), offsets from rsp
+  std::uint64_t lowest = ~std::uint64_t{0}; // pointed at, in the window
+
+  // Addresses a pointer may hold to make some of it live.
+  [[nodiscard]] bool holds(std::uint64_t value) const {
+    return value >= rsp - decoder::kRedZone - reach &&
+           value - reach < std::max(top, rsp);
+  }
+  // A word at an address no code reads: in the red zone (read only
+  // through a pointer into it) or in the frames' dead bytes.
+  [[nodiscard]] bool skips(std::uint64_t at) const {
+    if (at + 8 <= rsp)
+      return at >= rsp - decoder::kRedZone;
+    const auto offset = static_cast<std::int64_t>(at - rsp);
+    return at + 8 <= top && !live.intersects(offset, offset + 8);
+  }
+  // What a pointer to value leaves live; whether it changed.
+  bool pointed(std::uint64_t value) {
+    if (value >= lowest)
+      return false;
+    lowest = value;
+    const std::uint64_t from = value - reach;
+    live.add(from < rsp ? -static_cast<std::int64_t>(rsp - from)
+                        : static_cast<std::int64_t>(from - rsp),
+             decoder::StackBytes::kEnd);
+    return true;
+  }
 };
 
-void scan_registers(const decoder::ProcessImage &image,
-                    std::span<Window> windows) {
-  for (std::size_t t = 0; t < image.threads.size(); ++t) {
-    user_regs_struct live = decoder::without_dead(image.threads[t].registers,
-                                                  image.threads[t].dead);
-    for (Window &window : windows) {
-      user_regs_struct words = live;
-      if (window.thread == t)
-        words.rsp = 0; // the analysis follows every use of rsp
-      std::array<std::uint64_t, sizeof words / 8> values{};
-      std::memcpy(values.data(), &words, sizeof words);
-      window.pointed_to |=
-          std::any_of(values.begin(), values.end(), [&](std::uint64_t value) {
-            return window.addresses.holds(value);
-          });
-    }
-  }
-}
+// Each word (and what it holds mangled by the pointer guard) that points
+// into a watched stack, but the words the watches skip.
+class PointerScan {
+public:
+  PointerScan(std::span<Watch> watches, std::optional<std::uint64_t> guard)
+      : watches_(watches), guard_(guard) {}
 
-void scan_memory(const decoder::ProcessImage &image,
-                 std::span<Window> windows) {
-  for (const decoder::MemorySegment &segment : image.memory) {
-    const std::uint64_t first = (segment.address + 7) & ~std::uint64_t{7};
-    const std::uint64_t end = segment.address + segment.bytes.size();
-    for (std::uint64_t at = first; at + 8 <= end; at += 8) {
+  // Whether a watch changed (so that words it skipped may count now).
+  bool word(std::uint64_t at, std::uint64_t value) {
+    if (std::any_of(watches_.begin(), watches_.end(),
+                    [&](const Watch &w) { return w.skips(at); }))
+      return false;
+    return value_found(value);
+  }
+  bool value_found(std::uint64_t value) {
+    bool changed = false;
+    for (Watch &watch : watches_) {
+      if (watch.holds(value))
+        changed |= watch.pointed(value);
+      if (guard_ && watch.holds(decoder::demangled(value, *guard_)))
+        changed |= watch.pointed(decoder::demangled(value, *guard_));
+    }
+    return changed;
+  }
+  // The words of a segment in [from, to); whether a watch changed.
+  bool segment(const decoder::MemorySegment &segment, std::uint64_t from,
+               std::uint64_t to) {
+    bool changed = false;
+    const std::uint64_t end =
+        std::min(to, segment.address + segment.bytes.size());
+    for (std::uint64_t at =
+             (std::max(from, segment.address) + 7) & ~std::uint64_t{7};
+         at + 8 <= end; at += 8) {
       std::uint64_t value = 0;
       std::memcpy(&value, segment.bytes.data() + (at - segment.address), 8);
-      for (Window &window : windows)
-        if (window.addresses.holds(value) &&
-            (at < window.zone_start || at >= window.zone_end))
-          window.pointed_to = true;
+      changed |= word(at, value);
     }
+    return changed;
+  }
+
+private:
+  std::span<Watch> watches_;
+  std::optional<std::uint64_t> guard_;
+};
+
+// The pointers of every live register and every word of memory, the
+// stacks' words again while a watch's live part grows.
+void scan_pointers(const decoder::ProcessImage &image,
+                   std::span<Watch> watches) {
+  PointerScan scan(watches, decoder::pointer_guard(image));
+  for (std::size_t t = 0; t < image.threads.size(); ++t)
+    for (Watch &watch : watches) {
+      user_regs_struct live = decoder::without_dead(image.threads[t].registers,
+                                                    image.threads[t].dead);
+      if (watch.thread == t)
+        live.rsp = 0; // the analysis follows every use of rsp
+      std::array<std::uint64_t, sizeof live / 8> values{};
+      std::memcpy(values.data(), &live, sizeof live);
+      for (const std::uint64_t value : values)
+        if (watch.holds(value))
+          watch.pointed(value);
+    }
+  for (const decoder::MemorySegment &segment : image.memory)
+    scan.segment(segment, 0, ~std::uint64_t{0});
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Watch &watch : watches)
+      changed |=
+          scan.segment(image.memory[watch.segment], watch.rsp, watch.top);
   }
 }
 
@@ -141,23 +209,18 @@ ThreadLiveness::analysed_at(pid_t pid, std::span<const decoder::Mapping> maps,
                                                        arguments_of(number));
 }
 
-std::uint32_t ThreadLiveness::live_registers(
-    pid_t pid, std::span<const decoder::Mapping> maps,
-    const decoder::ProcessImage &image, const user_regs_struct &registers,
-    const decoder::Liveness &waiting) {
-  // The functions on the stack from the one the thread waits in, each
-  // returning to the next, as far as their code can be followed, with
-  // the registers that may be live past each one's return.
-  struct Frame {
-    const decoder::Liveness *code;
-    std::uint32_t kept = decoder::kEveryRegister;
-  };
-  std::vector<Frame> frames{{&waiting}};
-  std::uint64_t rsp = registers.rsp;
+std::vector<ThreadLiveness::Frame>
+ThreadLiveness::frames_of(pid_t pid, std::span<const decoder::Mapping> maps,
+                          const decoder::ProcessImage &image,
+                          const user_regs_struct &registers,
+                          const decoder::Liveness &waiting) {
+  std::vector<Frame> frames{{&waiting, registers.rsp}};
   auto file = code_file_at(maps, registers.rip);
   while (frames.size() <= kFrames && frames.back().code->return_slot) {
-    rsp += static_cast<std::uint64_t>(*frames.back().code->return_slot);
-    const auto address = decoder::word_at(image, rsp);
+    const std::uint64_t slot =
+        frames.back().rsp +
+        static_cast<std::uint64_t>(*frames.back().code->return_slot);
+    const auto address = decoder::word_at(image, slot);
     const auto caller = address ? code_file_at(maps, *address) : std::nullopt;
     if (!caller)
       break;
@@ -170,73 +233,153 @@ std::uint32_t ThreadLiveness::live_registers(
     const decoder::Liveness &frame = analysed_at(pid, maps, *address, kReturn);
     if (!frame.analysed)
       break;
-    frames.push_back({&frame});
-    rsp += 8; // the `ret` pops the return address
+    frames.push_back({&frame, slot + 8}); // the `ret` pops the address
     file = caller;
   }
-  // From the outermost function followed in to the one the thread waits
-  // in, what is live at each return.
+  return frames;
+}
+
+namespace {
+
+// The registers live at a waiting thread: from the outermost function
+// followed in to the one it waits in, what is live at each return.
+std::uint32_t live_registers(std::span<const ThreadLiveness::Frame> frames) {
   return std::accumulate(
       frames.rbegin(), frames.rend(), decoder::kAllButStatusFlags,
-      [](std::uint32_t live, const Frame &frame) {
+      [](std::uint32_t live, const ThreadLiveness::Frame &frame) {
         return decoder::live_given(*frame.code, live & frame.kept);
       });
 }
 
+// Where the bytes the frames' code judges end: the first frame whose
+// stack the analysis could not follow, the caller's frame of the last one
+// followed (its code not followed), or the end of the stack when that one
+// never returns, unless a thread's TLS lies in it (reached through fs,
+// below the thread pointer).
+std::uint64_t frames_top(std::span<const ThreadLiveness::Frame> frames,
+                         std::uint64_t stack_end, bool holds_tls) {
+  for (const auto &frame : frames)
+    if (!frame.code->stack_live)
+      return frame.rsp;
+  const auto &last = frames.back();
+  if (!last.code->returns)
+    return holds_tls ? last.rsp : stack_end;
+  if (!last.code->return_slot)
+    return last.rsp;
+  return std::min(stack_end,
+                  last.rsp +
+                      static_cast<std::uint64_t>(*last.code->return_slot) + 8);
+}
+
+// A thread's stack to judge: what its frames' code reads, as offsets from
+// the stack pointer it waits with.
+Watch watch_of(const StackParts &stack, const decoder::ProcessImage &image,
+               std::span<const ThreadLiveness::Frame> frames) {
+  const decoder::MemorySegment &segment = image.memory[stack.segment];
+  const std::uint64_t end = segment.address + segment.bytes.size();
+  const bool holds_tls =
+      std::any_of(image.threads.begin(), image.threads.end(),
+                  [&](const decoder::ThreadImage &thread) {
+                    return thread.registers.fs_base - segment.address <
+                           end - segment.address;
+                  });
+  Watch watch;
+  watch.thread = stack.thread;
+  watch.segment = stack.segment;
+  watch.rsp = frames.front().rsp;
+  watch.top = std::max(watch.rsp, frames_top(frames, end, holds_tls));
+  watch.red_zone = frames.front().code->red_zone_read < decoder::kRedZone;
+  for (const auto &frame : frames) {
+    if (frame.rsp >= watch.top)
+      break;
+    watch.live.add(frame.code->stack_live->shifted(
+        static_cast<std::int64_t>(frame.rsp - watch.rsp)));
+    watch.reach = std::max(watch.reach, frame.code->reach.value_or(0));
+  }
+  return watch;
+}
+
+// Zeroes the frames' dead bytes; how many.
+std::size_t zero_dead_frames(const Watch &watch,
+                             decoder::MemorySegment &segment) {
+  decoder::StackBytes dead;
+  dead.add(0, static_cast<std::int64_t>(watch.top - watch.rsp));
+  for (const auto &[from, to] : watch.live.spans())
+    dead.remove(from, to);
+  std::size_t count = 0;
+  for (const auto &[from, to] : dead.spans()) {
+    const std::uint64_t start = watch.rsp + static_cast<std::uint64_t>(from);
+    if (start < segment.address ||
+        start - segment.address >= segment.bytes.size())
+      continue;
+    const std::size_t at = start - segment.address;
+    const std::size_t length = std::min<std::size_t>(
+        static_cast<std::size_t>(to - from), segment.bytes.size() - at);
+    std::fill_n(segment.bytes.begin() + static_cast<long>(at), length,
+                std::byte{0});
+    count += length;
+  }
+  return count;
+}
+
+// Moves the dead part of the red zone out of the stack segment.
+std::size_t trim_red_zone(const Watch &watch, const decoder::Liveness &code,
+                          decoder::ProcessImage &image,
+                          const StackParts &stack) {
+  decoder::MemorySegment &segment = image.memory[stack.segment];
+  const std::uint64_t live = watch.rsp - code.red_zone_read;
+  if (live <= segment.address)
+    return 0;
+  const std::size_t dead =
+      std::min<std::uint64_t>(live - segment.address, segment.bytes.size());
+  segment.bytes.erase(segment.bytes.begin(),
+                      segment.bytes.begin() + static_cast<long>(dead));
+  segment.address += dead;
+  image.mapped[stack.dead].end = segment.address;
+  return dead;
+}
+
+} // namespace
+
 void ThreadLiveness::apply(pid_t pid, std::span<const decoder::Mapping> maps,
                            std::span<const StackParts> stacks,
                            decoder::ProcessImage &image) {
-  std::vector<const decoder::Liveness *> found(image.threads.size());
+  std::vector<std::vector<Frame>> frames(image.threads.size());
   for (std::size_t t = 0; t < image.threads.size(); ++t) {
     decoder::ThreadImage &thread = image.threads[t];
     // Stopped in no system call: cmc cannot say what runs next.
     if (static_cast<long>(thread.registers.orig_rax) < 0)
       continue;
-    found[t] = &analysed_at(pid, maps, thread.registers.rip,
-                            static_cast<long>(thread.registers.orig_rax));
-    if (!found[t]->analysed)
+    const decoder::Liveness &waiting =
+        analysed_at(pid, maps, thread.registers.rip,
+                    static_cast<long>(thread.registers.orig_rax));
+    if (!waiting.analysed)
       continue;
-    thread.dead =
-        decoder::kEveryRegister &
-        ~live_registers(pid, maps, image, thread.registers, *found[t]);
+    frames[t] = frames_of(pid, maps, image, thread.registers, waiting);
+    thread.dead = decoder::kEveryRegister & ~live_registers(frames[t]);
     image.dead_register_bytes +=
         kRegisterBytes *
         static_cast<std::size_t>(
             std::popcount(thread.dead & ((1U << decoder::kStatusFlags) - 1)));
   }
-  std::vector<Window> windows;
-  for (const StackParts &stack : stacks) {
-    const decoder::Liveness *liveness = found[stack.thread];
-    if (liveness == nullptr || liveness->red_zone_read >= decoder::kRedZone)
-      continue;
+  std::vector<Watch> watches;
+  std::vector<const StackParts *> parts;
+  for (const StackParts &stack : stacks)
+    if (!frames[stack.thread].empty()) {
+      watches.push_back(watch_of(stack, image, frames[stack.thread]));
+      parts.push_back(&stack);
+    }
+  scan_pointers(image, watches);
+  for (std::size_t w = 0; w < watches.size(); ++w) {
+    const Watch &watch = watches[w];
+    image.dead_frame_bytes +=
+        zero_dead_frames(watch, image.memory[watch.segment]);
     // Whatever the code after the wait does, a pointer into the red zone
     // lets the caller after the return, another thread or a signal
     // handler read it: the zone is dead only if none is there.
-    const std::uint64_t rsp = image.threads[stack.thread].registers.rsp;
-    windows.push_back({stack.thread, decoder::red_zone_window(*liveness, rsp),
-                       rsp - decoder::kRedZone, rsp, false});
-  }
-  scan_registers(image, windows);
-  scan_memory(image, windows);
-  for (const StackParts &stack : stacks) {
-    const decoder::Liveness *liveness = found[stack.thread];
-    if (liveness == nullptr || liveness->red_zone_read >= decoder::kRedZone ||
-        std::any_of(windows.begin(), windows.end(), [&](const Window &w) {
-          return w.thread == stack.thread && w.pointed_to;
-        }))
-      continue;
-    decoder::MemorySegment &segment = image.memory[stack.segment];
-    const std::uint64_t live =
-        image.threads[stack.thread].registers.rsp - liveness->red_zone_read;
-    if (live <= segment.address)
-      continue;
-    const std::size_t dead =
-        std::min<std::uint64_t>(live - segment.address, segment.bytes.size());
-    segment.bytes.erase(segment.bytes.begin(),
-                        segment.bytes.begin() + static_cast<long>(dead));
-    segment.address += dead;
-    image.mapped[stack.dead].end = segment.address;
-    image.dead_red_zone_bytes += dead;
+    if (watch.red_zone && watch.lowest >= watch.rsp + watch.reach)
+      image.dead_red_zone_bytes += trim_red_zone(
+          watch, *frames[watch.thread].front().code, image, *parts[w]);
   }
 }
 

@@ -38,6 +38,15 @@ public:
   void apply(pid_t pid, std::span<const decoder::Mapping> maps,
              std::span<const StackParts> stacks, decoder::ProcessImage &image);
 
+  // A function on a waiting thread's stack: its code's liveness from
+  // where it continues, rsp there, and the registers that may be live
+  // past its return.
+  struct Frame {
+    const decoder::Liveness *code = nullptr;
+    std::uint64_t rsp = 0;
+    std::uint32_t kept = decoder::kEveryRegister;
+  };
+
 private:
   // The call number of code a function returns to (analyse_return).
   static constexpr long kReturn = -1;
@@ -46,9 +55,9 @@ private:
   const decoder::Liveness &analysed_at(pid_t pid,
                                        std::span<const decoder::Mapping> maps,
                                        std::uint64_t address, long number);
-  // The registers live at a waiting thread, through the code of the
-  // functions it returns to.
-  std::uint32_t live_registers(pid_t pid,
+  // The functions on the stack from the one the thread waits in, each
+  // returning to the next, as far as their code can be followed.
+  std::vector<Frame> frames_of(pid_t pid,
                                std::span<const decoder::Mapping> maps,
                                const decoder::ProcessImage &image,
                                const user_regs_struct &registers,
