@@ -85,8 +85,12 @@ struct Watch {
   std::size_t segment = 0;
   std::uint64_t rsp = 0;
   std::uint64_t top = 0;
-  std::uint64_t reach = 0;
-  bool red_zone = false;                    // the code leaves some of it dead
+  std::uint64_t reach = 0; // the most of every frame's code
+  // The red zone is garbage once the function the thread waits in
+  // returns: only that function's reach counts for it.
+  std::uint64_t red_zone_reach = 0;
+  bool red_zone = false; // the code leaves some of it dead
+  bool red_zone_pointed = false;
   decoder::StackBytes live;                 // of [rsp, top), offsets from rsp
   std::uint64_t lowest = ~std::uint64_t{0}; // pointed at, in the window
 
@@ -105,6 +109,8 @@ struct Watch {
   }
   // What a pointer to value leaves live; whether it changed.
   bool pointed(std::uint64_t value) {
+    red_zone_pointed |= value >= rsp - decoder::kRedZone - red_zone_reach &&
+                        value < rsp + red_zone_reach;
     if (value >= lowest)
       return false;
     lowest = value;
@@ -289,6 +295,7 @@ Watch watch_of(const StackParts &stack, const decoder::ProcessImage &image,
   watch.rsp = frames.front().rsp;
   watch.top = std::max(watch.rsp, frames_top(frames, end, holds_tls));
   watch.red_zone = frames.front().code->red_zone_read < decoder::kRedZone;
+  watch.red_zone_reach = frames.front().code->reach.value_or(0);
   for (const auto &frame : frames) {
     if (frame.rsp >= watch.top)
       break;
@@ -377,7 +384,7 @@ void ThreadLiveness::apply(pid_t pid, std::span<const decoder::Mapping> maps,
     // Whatever the code after the wait does, a pointer into the red zone
     // lets the caller after the return, another thread or a signal
     // handler read it: the zone is dead only if none is there.
-    if (watch.red_zone && watch.lowest >= watch.rsp + watch.reach)
+    if (watch.red_zone && !watch.red_zone_pointed)
       image.dead_red_zone_bytes += trim_red_zone(
           watch, *frames[watch.thread].front().code, image, *parts[w]);
   }
