@@ -4,6 +4,7 @@
 // change at all.
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -75,6 +76,50 @@ TEST_F(Processes, TheCounterexampleReplays) {
 // Debian's servers of several processes (labelled debian: see
 // tests/integration/CMakeLists.txt), each skipped when its package is
 // missing.
+// A directory of nobody's (mode 0700), removed with the object.
+class NobodysDirectory {
+public:
+  NobodysDirectory()
+      : path_(std::filesystem::temp_directory_path() /
+              ("cmc-nobody-" + std::to_string(getpid()))) {
+    std::filesystem::create_directory(path_);
+    if (chown(path_.c_str(), kNobody, kNobody) != 0 ||
+        chmod(path_.c_str(), 0700) != 0)
+      ADD_FAILURE() << "cannot give " << path_ << " to nobody";
+  }
+  NobodysDirectory(const NobodysDirectory &) = delete;
+  NobodysDirectory &operator=(const NobodysDirectory &) = delete;
+  ~NobodysDirectory() { std::filesystem::remove_all(path_); }
+  [[nodiscard]] std::string path() const { return path_.string(); }
+
+private:
+  static constexpr uid_t kNobody = 65534;
+  std::filesystem::path path_;
+};
+
+// A server that starts as exim4 does: a child dropped to nobody opens the
+// log in nobody's directory and passes it over a socketpair, then the
+// parent waits for a second child by its pid while the first is a zombie.
+// Before, the copy of the --writable directory was root's (the child could
+// not open the log) and a wait for a child by pid was let run (the pid is
+// the target's namespace's), so the parent blocked where cmc did not hold
+// it.
+TEST_F(Processes, AChildThatDropsPrivilegesAndAWaitByPidAreFollowed) {
+  const NobodysDirectory directory;
+  const Outcome run =
+      run_cmc({"check", "-q", "--json", "-", "--max-depth", "2", "--writable",
+               directory.path(), "-m", "a\\n", "-m", "b\\n", "--",
+               target("privsep"), directory.path(), "7000"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto json = run.json();
+  EXPECT_EQ(json["verdict"], "holds");
+  // The log is the state: each order of the messages a state of its own.
+  EXPECT_EQ(json["distinct_states"], 7);
+  EXPECT_EQ(json["transitions"], 6);
+  // The run's copy is the run's: the directory itself is untouched.
+  EXPECT_FALSE(std::filesystem::exists(directory.path() + "/log"));
+}
+
 class ProcessesDebian : public Processes {};
 
 // A file of the test's own with text in it, removed with the object.

@@ -44,8 +44,21 @@ Result<std::string> make_root(const std::string &outside) {
   }
 }
 
-// A copy of from at to, symbolic links as links; nothing at from (a
-// relative --writable path that does not exist): an empty directory.
+// Gives to the owner, group and mode of from (std::filesystem::copy
+// keeps neither owner nor group): a server that drops its privileges
+// writes its copy as it would write the original (exim4's /var/log/exim4,
+// Debian-exim's and setgid). chown clears the set-id bits: mode after.
+bool same_owner(const fs::path &from, const fs::path &to) {
+  struct stat info {};
+  if (lstat(from.c_str(), &info) != 0 ||
+      lchown(to.c_str(), info.st_uid, info.st_gid) != 0)
+    return false;
+  return S_ISLNK(info.st_mode) || chmod(to.c_str(), info.st_mode & 07777) == 0;
+}
+
+// A copy of from at to, symbolic links as links, owners and modes kept;
+// nothing at from (a relative --writable path that does not exist): an
+// empty directory.
 Result<void> copy_writable(const fs::path &from, const fs::path &to) {
   std::error_code error;
   if (!fs::exists(fs::symlink_status(from, error))) {
@@ -56,6 +69,14 @@ Result<void> copy_writable(const fs::path &from, const fs::path &to) {
       fs::copy(from, to,
                fs::copy_options::recursive | fs::copy_options::copy_symlinks,
                error);
+    bool kept = !error && same_owner(from, to);
+    if (kept && fs::is_directory(fs::symlink_status(from, error)))
+      for (fs::recursive_directory_iterator entry(from, error), end;
+           kept && !error && entry != end; entry.increment(error))
+        kept = same_owner(entry->path(),
+                          to / fs::relative(entry->path(), from, error));
+    if (!kept && !error)
+      error = std::error_code(errno, std::system_category());
   }
   if (error)
     return Error{fmt::format("cannot make the run's copy of --writable {}: {}",
