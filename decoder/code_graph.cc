@@ -3,7 +3,11 @@
 #include <capstone/capstone.h>
 
 #include <algorithm>
+#include <array>
+#include <cstring>
+#include <map>
 #include <optional>
+#include <set>
 
 #include "decoder/capstone.h"
 
@@ -20,14 +24,18 @@ std::uint32_t argument_bits(int count) {
 constexpr std::size_t kMaxLength = 15;
 
 std::string Code::at(std::uint64_t address) {
+  return bytes(address, kMaxLength);
+}
+
+std::string Code::bytes(std::uint64_t address, std::size_t length) {
   std::string bytes;
-  for (std::uint64_t page = address & ~(kPage - 1); bytes.size() < kMaxLength;
+  for (std::uint64_t page = address & ~(kPage - 1); bytes.size() < length;
        page += kPage) {
     const std::string &text = page_at(page);
     const std::uint64_t from = std::max(address, page) - page;
     if (from >= text.size())
       break;
-    bytes += text.substr(from, kMaxLength - bytes.size());
+    bytes += text.substr(from, length - bytes.size());
     if (text.size() < kPage)
       break;
   }
@@ -251,9 +259,12 @@ bool add_flow(const cs_insn &insn, Step &step) {
     step.flow = Flow::kSyscall;
   } else if (insn.id == X86_INS_CALL) {
     step.flow = Flow::kCall;
+    step.target = direct_target(insn).value_or(0);
   } else if (insn.id == X86_INS_RET) {
     step.flow = Flow::kReturn;
     step.reads_top = true;
+  } else if (insn.id == X86_INS_JMP && !direct_target(insn)) {
+    step.flow = Flow::kSwitch;
   } else if (has_group(insn, CS_GRP_JUMP)) {
     const auto target = direct_target(insn);
     if (!target)
@@ -267,6 +278,36 @@ bool add_flow(const cs_insn &insn, Step &step) {
     return false;
   }
   return true;
+}
+
+// next: the address after the instruction, which rip-relative operands
+// count from.
+Operand operand_of(const cs_x86_op &op, std::uint64_t next) {
+  Operand operand;
+  operand.size = op.size;
+  switch (op.type) {
+  case X86_OP_REG:
+    operand.kind = Operand::Kind::kRegister;
+    operand.reg = register_index(op.reg);
+    break;
+  case X86_OP_IMM:
+    operand.kind = Operand::Kind::kImmediate;
+    operand.value = op.imm;
+    break;
+  case X86_OP_MEM:
+    operand.kind = Operand::Kind::kMemory;
+    operand.rip = op.mem.base == X86_REG_RIP;
+    operand.memory = {register_index(op.mem.base), register_index(op.mem.index),
+                      operand.rip
+                          ? static_cast<std::int64_t>(next) + op.mem.disp
+                          : op.mem.disp,
+                      op.mem.segment != X86_REG_INVALID, op.size};
+    operand.scale = op.mem.scale;
+    break;
+  default:
+    break;
+  }
+  return operand;
 }
 
 std::optional<Step> decode(csh handle, cs_insn &insn, Code &code,
@@ -284,6 +325,10 @@ std::optional<Step> decode(csh handle, cs_insn &insn, Code &code,
   add_operands(insn, step);
   step.reads |= implicit_reads(insn.id);
   add_stack_effect(insn, step);
+  step.id = insn.id;
+  const cs_x86 &x86 = insn.detail->x86;
+  for (std::uint8_t i = 0; i < std::min<std::uint8_t>(x86.op_count, 2); ++i)
+    step.operands[i] = operand_of(x86.operands[i], at);
   return step;
 }
 
@@ -297,34 +342,289 @@ std::vector<std::uint64_t> successors(const Step &step) {
     return {step.target};
   case Flow::kBranch:
     return {step.target, step.next};
+  case Flow::kSwitch:
+    return step.targets;
+  case Flow::kCall:
+    if (!step.returns)
+      return {};
+    return {step.next};
   default:
     return {step.next};
   }
 }
 
-Graph build_graph(Code &code, std::uint64_t start) {
+namespace {
+
+using Kind = Operand::Kind;
+// The instructions followed back from a switch's jump.
+constexpr std::size_t kChain = 12;
+// The largest table followed.
+constexpr std::int64_t kMaxCases = 4096;
+constexpr std::uint32_t kCallerSaved = bit(kRax) | bit(kRcx) | bit(kRdx) |
+                                       bit(kRsi) | bit(kRdi) | bit(kR8) |
+                                       bit(kR9) | bit(kR10) | bit(kR11);
+
+using Constants = std::array<std::optional<std::uint64_t>, kRegisters>;
+
+bool is_register(const Operand &operand, std::uint8_t size) {
+  return operand.kind == Kind::kRegister && operand.reg >= 0 &&
+         operand.size == size;
+}
+
+Constants after(const Step &step, Constants values) {
+  const Operand &to = step.operands[0];
+  const Operand &from = step.operands[1];
+  if (step.id == X86_INS_LEA && from.rip && is_register(to, 8)) {
+    values[static_cast<std::size_t>(to.reg)] =
+        static_cast<std::uint64_t>(from.memory.displacement);
+    return values;
+  }
+  std::optional<std::uint64_t> copied;
+  const bool copy =
+      step.id == X86_INS_MOV && is_register(to, 8) && is_register(from, 8);
+  if (copy)
+    copied = values[static_cast<std::size_t>(from.reg)];
+  std::uint32_t lost = step.writes;
+  if (step.flow == Flow::kCall)
+    lost |= kCallerSaved;
+  if (step.flow == Flow::kSyscall)
+    lost |= kSyscallWrites;
+  for (int r = 0; r < kRegisters; ++r)
+    if ((lost & bit(r)) != 0)
+      values[static_cast<std::size_t>(r)].reset();
+  if (copy)
+    values[static_cast<std::size_t>(to.reg)] = copied;
+  return values;
+}
+
+// The addresses `lea x(%rip)` put in each register, where every path
+// agrees, before each instruction reachable from start.
+std::map<std::uint64_t, Constants> rip_constants(const Graph &graph,
+                                                 std::uint64_t start) {
+  std::map<std::uint64_t, Constants> before{{start, Constants{}}};
+  std::vector<std::uint64_t> work{start};
+  while (!work.empty()) {
+    const std::uint64_t address = work.back();
+    work.pop_back();
+    const auto found = graph.find(address);
+    if (found == graph.end())
+      continue;
+    const Constants out = after(found->second, before.at(address));
+    for (const std::uint64_t next : successors(found->second)) {
+      const auto [at, added] = before.emplace(next, out);
+      if (added) {
+        work.push_back(next);
+        continue;
+      }
+      bool changed = false;
+      for (std::size_t r = 0; r < out.size(); ++r)
+        if (at->second[r] && at->second[r] != out[r]) {
+          at->second[r].reset();
+          changed = true;
+        }
+      if (changed)
+        work.push_back(next);
+    }
+  }
+  return before;
+}
+
+// The instructions that lead to jump without a jump of their own: jump,
+// the one before it (that falls through to it), ... up to kChain.
+std::vector<std::uint64_t> chain_to(const Graph &graph, std::uint64_t jump) {
+  std::map<std::uint64_t, std::uint64_t> falls_from;
+  for (const auto &[address, step] : graph)
+    if (step.flow == Flow::kNext || step.flow == Flow::kBranch)
+      falls_from[step.next] = address;
+  std::vector<std::uint64_t> chain{jump};
+  while (chain.size() < kChain) {
+    const auto found = falls_from.find(chain.back());
+    if (found == falls_from.end())
+      break;
+    chain.push_back(found->second);
+  }
+  return chain;
+}
+
+// Whether the instructions from chain[from] to chain[to] (back to front,
+// as they run) leave the value cmp bounded in register index: moved by a
+// zero-extending mov of the compared register, or the compared register
+// itself when the cmp was of all of it.
+bool bounded_index(const Graph &graph, const std::vector<std::uint64_t> &chain,
+                   std::size_t from, std::size_t to, const Operand &compared,
+                   int index) {
+  std::set<int> bounded;
+  if (compared.size == 8)
+    bounded.insert(compared.reg);
+  bool source = true; // the compared register still holds the value
+  for (std::size_t i = from + 1; i-- > to;) {
+    const Step &step = graph.at(chain[i]);
+    const Operand &to_reg = step.operands[0];
+    const Operand &from_reg = step.operands[1];
+    const bool extends =
+        source && from_reg.kind == Kind::kRegister &&
+        from_reg.reg == compared.reg && from_reg.size == compared.size &&
+        to_reg.kind == Kind::kRegister &&
+        (step.id == X86_INS_MOVZX ||
+         (step.id == X86_INS_MOV && to_reg.size == 4 && compared.size == 4));
+    for (int r = 0; r < kRegisters; ++r)
+      if ((step.writes & bit(r)) != 0) {
+        bounded.erase(r);
+        if (r == compared.reg)
+          source = false;
+      }
+    if (extends)
+      bounded.insert(to_reg.reg);
+  }
+  return bounded.contains(index);
+}
+
+// Whether some instruction of the graph jumps to one of addresses.
+bool jumped_into(const Graph &graph, const std::set<std::uint64_t> &addresses) {
+  return std::any_of(graph.begin(), graph.end(), [&](const auto &at) {
+    const Step &step = at.second;
+    if (step.flow == Flow::kJump || step.flow == Flow::kBranch)
+      return addresses.contains(step.target);
+    return std::any_of(
+        step.targets.begin(), step.targets.end(),
+        [&](std::uint64_t target) { return addresses.contains(target); });
+  });
+}
+
+// The table's entries: offsets from its start.
+std::optional<std::vector<std::uint64_t>>
+read_table(Code &code, std::uint64_t table, std::int64_t cases) {
+  const std::string bytes =
+      code.bytes(table, static_cast<std::size_t>(cases) * 4);
+  if (bytes.size() != static_cast<std::size_t>(cases) * 4)
+    return std::nullopt;
+  std::set<std::uint64_t> targets;
+  for (std::int64_t i = 0; i < cases; ++i) {
+    std::int32_t offset = 0;
+    std::memcpy(&offset, bytes.data() + i * 4, 4);
+    targets.insert(table + static_cast<std::uint64_t>(std::int64_t{offset}));
+  }
+  return std::vector<std::uint64_t>(targets.begin(), targets.end());
+}
+
+// The targets of the switch jump (a kSwitch step of graph, whose code runs
+// from start): GCC's position-independent jump table, the code just
+// before the jump being
+//
+//   cmp $N, C ; ja default ; ... I = C zero-extended ... ;
+//   movslq (B, I, 4), T ; add B, T ; jmp *T
+//
+// with B an address the code took with `lea table(%rip)`: the N + 1
+// 4-byte offsets from the table's start there. None when the code is not
+// that, or when other code of the graph jumps between the bound check and
+// the jump (its index would not be bounded).
+std::optional<std::vector<std::uint64_t>> switch_targets(const Graph &graph,
+                                                         std::uint64_t start,
+                                                         std::uint64_t jump,
+                                                         Code &code) {
+  const auto chain = chain_to(graph, jump);
+  if (chain.size() < 5 || !is_register(graph.at(jump).operands[0], 8))
+    return std::nullopt;
+  const int target = graph.at(jump).operands[0].reg;
+  const Step &add = graph.at(chain[1]);
+  const Step &load = graph.at(chain[2]);
+  const Operand &entry = load.operands[1];
+  if (add.id != X86_INS_ADD || !is_register(add.operands[0], 8) ||
+      add.operands[0].reg != target || !is_register(add.operands[1], 8) ||
+      load.id != X86_INS_MOVSXD || !is_register(load.operands[0], 8) ||
+      load.operands[0].reg != target || entry.kind != Kind::kMemory ||
+      entry.rip || entry.memory.segment || entry.scale != 4 ||
+      entry.memory.displacement != 0 ||
+      entry.memory.base != add.operands[1].reg || entry.memory.index < 0)
+    return std::nullopt;
+  for (std::size_t k = 3; k + 1 < chain.size(); ++k) {
+    const Step &branch = graph.at(chain[k]);
+    const Step &compare = graph.at(chain[k + 1]);
+    if (branch.flow != Flow::kBranch ||
+        (branch.id != X86_INS_JA && branch.id != X86_INS_JAE))
+      continue;
+    const Operand &bound = compare.operands[1];
+    if (compare.id != X86_INS_CMP ||
+        compare.operands[0].kind != Kind::kRegister ||
+        compare.operands[0].reg < 0 || bound.kind != Kind::kImmediate ||
+        bound.value < 0 || bound.value >= kMaxCases ||
+        !bounded_index(graph, chain, k - 1, 3, compare.operands[0],
+                       entry.memory.index))
+      return std::nullopt;
+    const std::set<std::uint64_t> inside(
+        chain.begin(), chain.begin() + static_cast<std::ptrdiff_t>(k));
+    const auto constants = rip_constants(graph, start);
+    const auto at_load = constants.find(chain[2]);
+    if (jumped_into(graph, inside) || at_load == constants.end())
+      return std::nullopt;
+    const auto table =
+        at_load->second[static_cast<std::size_t>(entry.memory.base)];
+    if (!table)
+      return std::nullopt;
+    return read_table(code, *table, bound.value + 1);
+  }
+  return std::nullopt;
+}
+
+// Decodes what is reachable from work into graph; false where it must
+// give up.
+bool follow(Code &code, Graph &graph, std::vector<std::uint64_t> work,
+            const NoReturn &no_return) {
   auto capstone = Capstone::open(true);
   if (!capstone)
-    return {};
+    return false;
   auto buffer = Instructions::buffer(*capstone);
   if (!buffer)
-    return {};
-  Graph graph;
-  std::vector<std::uint64_t> work{start};
+    return false;
   while (!work.empty()) {
     const std::uint64_t address = work.back();
     work.pop_back();
     if (graph.contains(address))
       continue;
     if (graph.size() >= kMaxInstructions)
-      return {};
+      return false;
     auto step = decode(capstone->get(), buffer->get()[0], code, address);
     if (!step)
-      return {};
+      return false;
+    if (step->flow == Flow::kCall && step->target != 0 && no_return &&
+        no_return(step->target))
+      step->returns = false;
     for (const std::uint64_t next : successors(*step))
       work.push_back(next);
     graph.emplace(address, std::move(*step));
   }
+  return true;
+}
+
+} // namespace
+
+Graph build_graph(Code &code, std::uint64_t start, const NoReturn &no_return) {
+  Graph graph;
+  std::vector<std::uint64_t> work{start};
+  // Each switch's targets are found once the code before it is known;
+  // their code may hold more switches.
+  for (bool found = true; found;) {
+    if (!follow(code, graph, std::move(work), no_return))
+      return {};
+    work.clear();
+    found = false;
+    for (auto &[address, step] : graph) {
+      if (step.flow != Flow::kSwitch || !step.targets.empty())
+        continue;
+      auto targets = switch_targets(graph, start, address, code);
+      if (!targets)
+        return {};
+      step.targets = std::move(*targets);
+      work.insert(work.end(), step.targets.begin(), step.targets.end());
+      found = true;
+    }
+  }
+  // Code found later may jump into what bounded a switch's index, or
+  // change the table's address: each must still hold.
+  for (const auto &[address, step] : graph)
+    if (step.flow == Flow::kSwitch &&
+        switch_targets(graph, start, address, code) != step.targets)
+      return {};
   return graph;
 }
 

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -44,7 +45,9 @@ inline constexpr std::uint32_t kSyscallWrites =
 // The first count system call argument registers.
 [[nodiscard]] std::uint32_t argument_bits(int count);
 
-enum class Flow { kNext, kJump, kBranch, kCall, kReturn, kSyscall };
+// kSwitch: an indirect jump through a table of the code's (a switch),
+// its targets found from the code before it (jump_tables.h).
+enum class Flow { kNext, kJump, kBranch, kCall, kReturn, kSyscall, kSwitch };
 enum class Stack { kKeep, kMove, kUnknown };
 
 // A memory operand: base + index + displacement (base or index -1 when
@@ -58,11 +61,25 @@ struct Access {
   std::uint32_t size = 0;
 };
 
+// An explicit operand, as the analyses read the code before a switch.
+struct Operand {
+  enum class Kind : std::uint8_t { kNone, kRegister, kImmediate, kMemory };
+  Kind kind = Kind::kNone;
+  int reg = -1;           // kRegister: a general register's number
+  std::uint8_t size = 0;  // bytes
+  std::int64_t value = 0; // kImmediate
+  Access memory{};        // kMemory
+  int scale = 1;
+  // kMemory relative to rip: memory.displacement is the absolute address.
+  bool rip = false;
+};
+
 // What the analyses need of one instruction.
 struct Step {
   std::uint64_t next = 0; // the address after it
   Flow flow = Flow::kNext;
-  std::uint64_t target = 0; // of a direct jump or branch
+  std::uint64_t target = 0; // of a direct jump, branch or call
+  bool returns = true;      // a call: false when its callee never returns
   std::uint32_t reads = 0;  // registers read (status flags included)
   std::uint32_t kills = 0;  // registers wholly written
   // Registers whose values (not addresses) it reads, and writes in part
@@ -75,6 +92,9 @@ struct Step {
   Stack stack = Stack::kKeep;
   std::int64_t stack_delta = 0;
   bool reads_top = false; // pop, ret: reads 8 bytes at rsp first
+  unsigned id = 0;        // Capstone's instruction id
+  std::array<Operand, 2> operands{};
+  std::vector<std::uint64_t> targets; // of a kSwitch, once found
 };
 
 // Pages of code read through a MemoryReader, each once.
@@ -86,6 +106,9 @@ public:
   // Up to 15 bytes (the longest instruction) at address; fewer where the
   // memory ends.
   std::string at(std::uint64_t address);
+  // length bytes at address (fewer where the memory ends), through the
+  // same pages.
+  std::string bytes(std::uint64_t address, std::size_t length);
   // The pages read (their address less origin's page) and their bytes.
   std::vector<std::pair<std::int64_t, std::string>> take();
 
@@ -101,9 +124,14 @@ private:
 
 using Graph = std::map<std::uint64_t, Step>;
 
+// Whether a function, called at its address, never returns (exit,
+// abort, __stack_chk_fail, ...): what follows its call is not followed.
+using NoReturn = std::function<bool(std::uint64_t)>;
+
 // The instructions reachable from start without passing a return; empty
 // when the analysis must give up (an indirect jump, code it cannot read
 // or decode, more than kMaxInstructions).
-[[nodiscard]] Graph build_graph(Code &code, std::uint64_t start);
+[[nodiscard]] Graph build_graph(Code &code, std::uint64_t start,
+                                const NoReturn &no_return);
 
 } // namespace cmc::decoder::code

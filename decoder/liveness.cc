@@ -108,8 +108,8 @@ std::optional<std::int64_t> return_slot(const Graph &graph,
 // The code's registers, return slot and stack reads (after_call: as
 // stack_reads), or nothing when it cannot be followed.
 bool analyse_code(code::Code &code, std::uint64_t start, bool after_call,
-                  Liveness &liveness) {
-  const Graph graph = code::build_graph(code, start);
+                  const code::NoReturn &no_return, Liveness &liveness) {
+  const Graph graph = code::build_graph(code, start, no_return);
   if (graph.empty())
     return false;
   liveness.analysed = true;
@@ -131,19 +131,20 @@ bool analyse_code(code::Code &code, std::uint64_t start, bool after_call,
           ? std::min(kRedZone, static_cast<std::uint64_t>(-*lowest))
           : 0;
   liveness.reach = reads.reach;
+  liveness.reach_above = reads.reach_above;
   return true;
 }
 
 } // namespace
 
 Liveness analyse_liveness(const MemoryReader &read, std::uint64_t rip,
-                          int arguments) {
+                          int arguments, const code::NoReturn &no_return) {
   code::Code code(read, rip);
   Liveness liveness;
   // int 0x80 and sysenter enter the kernel's 32-bit calls, which take
   // other registers and keep rcx and r11.
   const bool analysed = code.at(rip - 2).starts_with("\x0f\x05") &&
-                        analyse_code(code, rip, false, liveness);
+                        analyse_code(code, rip, false, no_return, liveness);
   liveness.code = code.take();
   if (!analysed)
     return liveness;
@@ -157,10 +158,11 @@ Liveness analyse_liveness(const MemoryReader &read, std::uint64_t rip,
   return liveness;
 }
 
-Liveness analyse_return(const MemoryReader &read, std::uint64_t address) {
+Liveness analyse_return(const MemoryReader &read, std::uint64_t address,
+                        const code::NoReturn &no_return) {
   code::Code code(read, address);
   Liveness liveness;
-  analyse_code(code, address, true, liveness);
+  analyse_code(code, address, true, no_return, liveness);
   liveness.code = code.take();
   return liveness;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "decoder/code_graph.h"
 #include "decoder/stack_bytes.h"
 #include "decoder/syscall_format.h"
 
@@ -70,6 +71,8 @@ struct Liveness {
   // 0 of it when there is no such read: the caller after the return, another
   // thread or a signal handler may read through such a pointer).
   std::optional<std::uint64_t> reach;
+  // And above such a pointer.
+  std::uint64_t reach_above = 0;
   // The code read, to tell whether a cached result still holds: pages
   // (their address, less rip's page) and their bytes.
   std::vector<std::pair<std::int64_t, std::string>> code;
@@ -78,13 +81,16 @@ struct Liveness {
 // The liveness at a thread waiting at rip (just after its `syscall`; after
 // anything else everything is live) in a system call that reads its first
 // `arguments` argument registers (rdi, rsi, rdx, r10, r8, r9).
+// no_return: which called functions never return (code_graph.h).
 [[nodiscard]] Liveness analyse_liveness(const MemoryReader &read,
-                                        std::uint64_t rip, int arguments);
+                                        std::uint64_t rip, int arguments,
+                                        const code::NoReturn &no_return = {});
 
 // The registers and stack bytes live where a function returns to (its
 // caller's code at the return address).
 [[nodiscard]] Liveness analyse_return(const MemoryReader &read,
-                                      std::uint64_t address);
+                                      std::uint64_t address,
+                                      const code::NoReturn &no_return = {});
 
 // The registers live at the start of the code when live_at_return are
 // live at the returns of its function.

@@ -108,4 +108,13 @@ bool readable(std::span<const Mapping> maps, std::uint64_t address,
   return cursor >= end;
 }
 
+const Mapping *mapping_holding(std::span<const Mapping> maps,
+                               std::uint64_t address) {
+  const auto found =
+      std::ranges::upper_bound(maps, address, {}, &Mapping::start);
+  if (found == maps.begin() || std::prev(found)->end <= address)
+    return nullptr;
+  return &*std::prev(found);
+}
+
 } // namespace cmc::decoder

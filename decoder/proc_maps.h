@@ -22,6 +22,11 @@ struct Mapping {
   std::string path; // may end in " (deleted)"; empty for anonymous memory
 };
 
+// The mapping of maps (sorted by address, as /proc/PID/maps lists them)
+// that holds address, if any.
+[[nodiscard]] const Mapping *mapping_holding(std::span<const Mapping> maps,
+                                             std::uint64_t address);
+
 // Parses the text of /proc/PID/maps.
 [[nodiscard]] Result<std::vector<Mapping>> parse_maps(std::string_view text);
 

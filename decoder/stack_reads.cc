@@ -204,13 +204,19 @@ struct Effects {
   StackBytes kill;
   bool unknown = false;
   std::optional<std::uint64_t> reach;
+  std::uint64_t reach_above = 0;
 
   void from(Floor floor) {
     if (floor)
       gen.add(*floor, kEnd);
   }
-  void reach_to(std::uint64_t distance) {
-    reach = std::max(reach.value_or(0), distance);
+  void reach_to(std::int64_t displacement) {
+    reach = std::max(
+        reach.value_or(0),
+        static_cast<std::uint64_t>(std::max<std::int64_t>(-displacement, 0)));
+    reach_above = std::max(
+        reach_above,
+        static_cast<std::uint64_t>(std::max<std::int64_t>(displacement, 0)));
   }
 };
 
@@ -225,7 +231,7 @@ void add_loads(const Step &step, const Facts &facts, Effects &effects) {
       const Floor floor = lower(facts.of(load.base), facts.of(load.index));
       effects.from(*floor + std::min<std::int64_t>(load.displacement, 0));
     } else if (load.base >= 0 || load.index >= 0 || load.segment) {
-      effects.reach_to(static_cast<std::uint64_t>(std::abs(load.displacement)));
+      effects.reach_to(load.displacement);
     }
   }
   if (step.reads_top)
@@ -291,6 +297,7 @@ StackReads stack_reads(const Graph &graph, std::uint64_t start, bool after_call,
       return reads;
     if (found->second.reach)
       reads.reach = std::max(reads.reach.value_or(0), *found->second.reach);
+    reads.reach_above = std::max(reads.reach_above, found->second.reach_above);
   }
   // Backward to a fixpoint: the bytes live before each instruction,
   // visited from the last address (most code flows forward).

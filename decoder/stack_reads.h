@@ -17,8 +17,9 @@ struct StackReads {
   std::optional<StackBytes> live;
   // The code (or a call it makes, or the kernel for a system call) reads
   // memory through a pointer it did not compute from rsp, at most reach
-  // bytes away from it.
+  // bytes below it and reach_above bytes above.
   std::optional<std::uint64_t> reach;
+  std::uint64_t reach_above = 0;
 };
 
 // A dataflow analysis of the code's stack accesses, rsp followed as an

@@ -295,5 +295,50 @@ TEST(StackLiveness, ALoopThatNeverReturnsReadsNothingAbove) {
   EXPECT_EQ(stack_live(liveness), Spans{});
 }
 
+// A switch as GCC compiles it: cmp eax,2; ja default; mov eax,eax;
+// lea rdx,[rip+table]; movsxd rax,[rdx+rax*4]; add rax,rdx; jmp rax;
+// default: ret; case 0: mov rax,r12; ret; case 1: ret; case 2: ret;
+// table (at 32): -8, -4, -3.
+std::initializer_list<unsigned char> switch_code(bool bounded) {
+  static constexpr std::initializer_list<unsigned char> kBounded{
+      0x83, 0xf8, 0x02, 0x77, 0x12, 0x89, 0xc0, 0x48, 0x8d, 0x15, 0x12,
+      0x00, 0x00, 0x00, 0x48, 0x63, 0x04, 0x82, 0x48, 0x01, 0xd0, 0xff,
+      0xe0, 0xc3, 0x4c, 0x89, 0xe0, 0xc3, 0xc3, 0xc3, 0x90, 0x90, 0xf8,
+      0xff, 0xff, 0xff, 0xfc, 0xff, 0xff, 0xff, 0xfd, 0xff, 0xff, 0xff};
+  // The same with the cmp a nop (0f 1f 00): the index is not bounded.
+  static constexpr std::initializer_list<unsigned char> kUnbounded{
+      0x0f, 0x1f, 0x00, 0x77, 0x12, 0x89, 0xc0, 0x48, 0x8d, 0x15, 0x12,
+      0x00, 0x00, 0x00, 0x48, 0x63, 0x04, 0x82, 0x48, 0x01, 0xd0, 0xff,
+      0xe0, 0xc3, 0x4c, 0x89, 0xe0, 0xc3, 0xc3, 0xc3, 0x90, 0x90, 0xf8,
+      0xff, 0xff, 0xff, 0xfc, 0xff, 0xff, 0xff, 0xfd, 0xff, 0xff, 0xff};
+  return bounded ? kBounded : kUnbounded;
+}
+
+TEST(Liveness, ASwitchsTableIsFollowed) {
+  const Liveness liveness = analyse(switch_code(true), 0);
+  ASSERT_TRUE(liveness.analysed);
+  // Case 0 reads r12 (the index is the call's result, in rax).
+  EXPECT_EQ(dead(liveness) & bits({kR12}), 0U);
+  EXPECT_NE(dead(liveness, kAbiReturnLive) & bits({kR10}), 0U);
+}
+
+TEST(Liveness, AJumpThroughAnUnboundedIndexKeepsEverything) {
+  const Liveness liveness = analyse(switch_code(false), 0);
+  EXPECT_FALSE(liveness.analysed);
+}
+
+// call +0x10 (a function that never returns); then bytes that do not
+// decode: ud2.
+TEST(Liveness, TheCodeAfterACallThatNeverReturnsIsNotFollowed) {
+  const std::initializer_list<unsigned char> code{0xe8, 0x10, 0x00, 0x00,
+                                                  0x00, 0x0f, 0x0b};
+  EXPECT_FALSE(analyse(code, 0).analysed);
+  const Liveness liveness = analyse_liveness(
+      memory_with("\x0f\x05", code), kRip, 0,
+      [](std::uint64_t function) { return function == kRip + 0x15; });
+  ASSERT_TRUE(liveness.analysed);
+  EXPECT_FALSE(liveness.returns);
+}
+
 } // namespace
 } // namespace cmc::decoder

@@ -6,20 +6,6 @@
 #include "tracer/process/page_map.h"
 
 namespace cmc::tracer {
-namespace {
-
-// The mapping that holds address, if any.
-const decoder::Mapping *mapping_of(std::span<const decoder::Mapping> maps,
-                                   std::uint64_t address) {
-  const auto found =
-      std::ranges::upper_bound(maps, address, {}, &decoder::Mapping::start);
-  if (found == maps.begin() || std::prev(found)->end <= address)
-    return nullptr;
-  return &*std::prev(found);
-}
-
-} // namespace
-
 Result<SavedPages> SavedPages::save(const Tracee &tracee) {
   SavedPages saved;
   auto regs = tracee.registers();
@@ -90,7 +76,8 @@ SavedPages::write_back(Tracee &tracee,
   for (std::size_t i = 0; i < written.size();) {
     const auto found = offset_of.find(written[i]);
     if (found == offset_of.end()) {
-      const decoder::Mapping *mapping = mapping_of(maps, written[i]);
+      const decoder::Mapping *mapping =
+          decoder::mapping_holding(maps, written[i]);
       if (mapping != nullptr && private_anonymous(*mapping)) {
         if (auto put = tracee.write(written[i], zeros); !put)
           return put.error();

@@ -40,20 +40,10 @@ decoder::MemoryReader reader_of(pid_t pid) {
   };
 }
 
-const decoder::Mapping *mapping_at(std::span<const decoder::Mapping> maps,
-                                   std::uint64_t address) {
-  const auto found = std::upper_bound(
-      maps.begin(), maps.end(), address,
-      [](std::uint64_t a, const decoder::Mapping &m) { return a < m.start; });
-  if (found == maps.begin() || address >= std::prev(found)->end)
-    return nullptr;
-  return &*std::prev(found);
-}
-
 // The file of an executable mapping at address, as (device, inode).
 std::optional<std::tuple<std::uint32_t, std::uint32_t, std::uint64_t>>
 code_file_at(std::span<const decoder::Mapping> maps, std::uint64_t address) {
-  const decoder::Mapping *mapping = mapping_at(maps, address);
+  const decoder::Mapping *mapping = decoder::mapping_holding(maps, address);
   if (mapping == nullptr || mapping->inode == 0 ||
       mapping->perms.find('x') == std::string::npos)
     return std::nullopt;
@@ -85,10 +75,12 @@ struct Watch {
   std::size_t segment = 0;
   std::uint64_t rsp = 0;
   std::uint64_t top = 0;
-  std::uint64_t reach = 0; // the most of every frame's code
+  std::uint64_t reach = 0; // below a pointer, the most of every frame's code
+  std::uint64_t reach_above = 0;
   // The red zone is garbage once the function the thread waits in
   // returns: only that function's reach counts for it.
   std::uint64_t red_zone_reach = 0;
+  std::uint64_t red_zone_reach_above = 0;
   bool red_zone = false; // the code leaves some of it dead
   bool red_zone_pointed = false;
   decoder::StackBytes live;                 // of [rsp, top), offsets from rsp
@@ -96,7 +88,7 @@ struct Watch {
 
   // Addresses a pointer may hold to make some of it live.
   [[nodiscard]] bool holds(std::uint64_t value) const {
-    return value >= rsp - decoder::kRedZone - reach &&
+    return value >= rsp - decoder::kRedZone - reach_above &&
            value - reach < std::max(top, rsp);
   }
   // A word at an address no code reads: in the red zone (read only
@@ -109,8 +101,9 @@ struct Watch {
   }
   // What a pointer to value leaves live; whether it changed.
   bool pointed(std::uint64_t value) {
-    red_zone_pointed |= value >= rsp - decoder::kRedZone - red_zone_reach &&
-                        value < rsp + red_zone_reach;
+    red_zone_pointed |=
+        value >= rsp - decoder::kRedZone - red_zone_reach_above &&
+        value < rsp + red_zone_reach;
     if (value >= lowest)
       return false;
     lowest = value;
@@ -199,7 +192,7 @@ void scan_pointers(const decoder::ProcessImage &image,
 const decoder::Liveness &
 ThreadLiveness::analysed_at(pid_t pid, std::span<const decoder::Mapping> maps,
                             std::uint64_t address, long number) {
-  const decoder::Mapping *mapping = mapping_at(maps, address);
+  const decoder::Mapping *mapping = decoder::mapping_holding(maps, address);
   const Key key =
       mapping != nullptr && mapping->inode != 0
           ? Key{mapping->dev_major, mapping->dev_minor, mapping->inode,
@@ -209,10 +202,14 @@ ThreadLiveness::analysed_at(pid_t pid, std::span<const decoder::Mapping> maps,
   if (auto found = known_.find(key);
       found != known_.end() && same_code(read, address, found->second))
     return found->second;
-  return known_[key] = number == kReturn
-                           ? decoder::analyse_return(read, address)
-                           : decoder::analyse_liveness(read, address,
-                                                       arguments_of(number));
+  const decoder::code::NoReturn no_return = [&](std::uint64_t function) {
+    return no_return_.never_returns(read, maps, function);
+  };
+  return known_[key] =
+             number == kReturn
+                 ? decoder::analyse_return(read, address, no_return)
+                 : decoder::analyse_liveness(read, address,
+                                             arguments_of(number), no_return);
 }
 
 std::vector<ThreadLiveness::Frame>
@@ -296,12 +293,14 @@ Watch watch_of(const StackParts &stack, const decoder::ProcessImage &image,
   watch.top = std::max(watch.rsp, frames_top(frames, end, holds_tls));
   watch.red_zone = frames.front().code->red_zone_read < decoder::kRedZone;
   watch.red_zone_reach = frames.front().code->reach.value_or(0);
+  watch.red_zone_reach_above = frames.front().code->reach_above;
   for (const auto &frame : frames) {
     if (frame.rsp >= watch.top)
       break;
     watch.live.add(frame.code->stack_live->shifted(
         static_cast<std::int64_t>(frame.rsp - watch.rsp)));
     watch.reach = std::max(watch.reach, frame.code->reach.value_or(0));
+    watch.reach_above = std::max(watch.reach_above, frame.code->reach_above);
   }
   return watch;
 }

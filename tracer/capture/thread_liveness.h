@@ -12,6 +12,7 @@
 #include "decoder/liveness.h"
 #include "decoder/proc_maps.h"
 #include "decoder/process_image.h"
+#include "tracer/capture/noreturn_calls.h"
 
 namespace cmc::tracer {
 
@@ -68,6 +69,7 @@ private:
   using Key = std::tuple<std::uint32_t, std::uint32_t, std::uint64_t,
                          std::uint64_t, long>;
   std::map<Key, decoder::Liveness> known_;
+  NoReturnCalls no_return_;
 };
 
 } // namespace cmc::tracer
