@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -295,16 +294,13 @@ Tracee::backtrace(std::size_t max_frames) const {
 
 namespace {
 
-// A process the target started outlives its parent's reaping as a zombie
-// of the sandbox's init, which reaps it when it gets to it: until then its
-// pid is taken, and the next run's first child would get another. Waits
-// for that (by pid, a bounded wait: the init reaps at once).
-void await_released(std::span<const pid_t> pids) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  for (const pid_t pid : pids)
-    while (kill(pid, 0) == 0 && std::chrono::steady_clock::now() < deadline)
-      sched_yield();
+// Waits for the end of tid, killed (a stop before it is passed over).
+void reap(pid_t tid) {
+  while (true) {
+    auto status = sys::wait_for(tid);
+    if (!status || status->gone())
+      return;
+  }
 }
 
 } // namespace
@@ -319,17 +315,36 @@ void Tracee::kill_and_reap() {
   // A killed tracee stays a zombie until reaped, so its pid cannot be
   // reused while the watchdog still knows it.
   lease_.reset();
+  // Reaped parents first (processes in order of creation), each one's
+  // threads before its leader, whose end the kernel reports last. A
+  // process that cmc reaps while its parent lives becomes that parent's
+  // zombie, and the parent's exit frees its pid only after it has told
+  // cmc that it ended: the next run's first child could find that pid
+  // still taken and get another (nginx's worker, pid 3 or 4). Reaped once
+  // its parent has ended, a process is the sandbox init's, which ignores
+  // SIGCHLD: cmc's own waitpid frees its pid.
+  std::vector<pid_t> leaders;
   if (!reaped_)
-    adopted_.push_back(pid_);
-  for (const pid_t pid : adopted_) {
-    while (true) {
-      auto status = sys::wait_for(pid);
-      if (!status || status->gone())
-        break;
-    }
+    leaders.push_back(pid_);
+  for (const pid_t tid : adopted_)
+    if (tid != pid_ && group_of(tid) == tid)
+      leaders.push_back(tid);
+  for (const pid_t leader : leaders) {
+    for (const pid_t tid : adopted_)
+      if (tid != leader && group_of(tid) == leader)
+        reap(tid);
+    reap(leader);
   }
+  // The threads of a first process reaped already, then what the target
+  // started that cmc had not adopted yet: its process group keeps the id
+  // pid_ taken until they are reaped.
+  for (const pid_t tid : adopted_)
+    if (std::ranges::find(leaders, group_of(tid)) == leaders.end())
+      reap(tid);
+  if (!reaped_)
+    while (sys::wait_for_group(pid_, true)) {
+    }
   reaped_ = true;
-  await_released(adopted_);
 }
 
 Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec,
