@@ -220,6 +220,8 @@ public:
     groups_[tid] = group;
   }
   void forget(pid_t tid) override { forgotten_.push_back(tid); }
+  void leaves_group(pid_t process) override { left_.push_back(process); }
+  [[nodiscard]] const std::vector<pid_t> &left() const { return left_; }
   [[nodiscard]] bool hung() const override { return hung_; }
 
   [[nodiscard]] Result<bool> at_syscall_exit() const override { return true; }
@@ -341,6 +343,7 @@ private:
   std::map<pid_t, siginfo_t> infos_;
   std::vector<std::pair<pid_t, int>> signals_;
   std::vector<pid_t> adopted_;
+  std::vector<pid_t> left_;       // leaves_group()
   std::map<pid_t, pid_t> groups_; // adopt()
   std::vector<pid_t> forgotten_;
 };

@@ -421,5 +421,26 @@ TEST(FutexHandlers, AWaitOnSeveralFutexesIsRefusedNotLeftToSleep) {
   EXPECT_NE(action.error().message.find("futex_waitv"), std::string::npos);
 }
 
+// --- Processes --------------------------------------------------------------
+
+TEST(ProcessHandlers, TheFirstProcessLeadsItsGroupAlready) {
+  Stopped stopped;
+  EXPECT_EQ(stopped.run(fake::entering(SYS_setsid)).kind, Action::Kind::kRun);
+  EXPECT_EQ(stopped.run(fake::entering(SYS_setpgid, 0, 0)).kind,
+            Action::Kind::kRun);
+  EXPECT_TRUE(stopped.process.left().empty());
+}
+
+TEST(ProcessHandlers, AProcessLeavingTheGroupIsFollowedStill) {
+  // vsftpd's process for a connection calls setsid: it runs, and the
+  // process is followed outside the target's process group.
+  Stopped stopped;
+  const pid_t child = stopped.process.pid() + 1;
+  stopped.process.adopt(child, child);
+  stopped.process.focus(child);
+  EXPECT_EQ(stopped.run(fake::entering(SYS_setsid)).kind, Action::Kind::kRun);
+  EXPECT_EQ(stopped.process.left(), std::vector<pid_t>{child});
+}
+
 } // namespace
 } // namespace cmc::tracer::handlers_test

@@ -83,6 +83,10 @@ public:
   virtual void adopt(pid_t tid, pid_t group) = 0;
   // A thread that ended and was reaped: its id may be reused.
   virtual void forget(pid_t tid) = 0;
+  // Process process of the target leaves the target's process group
+  // (setsid, setpgid): it is followed, and killed with the target, all
+  // the same.
+  virtual void leaves_group(pid_t process) = 0;
   // Whether the watchdog found the target hung (and killed it).
   [[nodiscard]] virtual bool hung() const = 0;
 

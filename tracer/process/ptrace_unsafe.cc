@@ -141,6 +141,19 @@ Result<std::optional<GroupEvent>> wait_for_group(pid_t pgid, bool block) {
   return std::optional(GroupEvent{tid, WaitStatus(status)});
 }
 
+Result<std::optional<GroupEvent>> wait_for_own(bool block) {
+  int status = 0;
+  pid_t tid = 0;
+  while ((tid = waitpid(-1, &status,
+                        __WALL | __WNOTHREAD | (block ? 0 : WNOHANG))) < 0) {
+    if (errno != EINTR)
+      return errno_error("waitpid", -1);
+  }
+  if (tid == 0)
+    return std::optional<GroupEvent>();
+  return std::optional(GroupEvent{tid, WaitStatus(status)});
+}
+
 Result<void> read_memory(pid_t pid, std::span<const iovec> remote,
                          std::span<std::byte> local) {
   const iovec into{local.data(), local.size()};

@@ -68,6 +68,9 @@ struct GroupEvent {
 };
 [[nodiscard]] Result<std::optional<GroupEvent>> wait_for_group(pid_t pgid,
                                                                bool block);
+// The same for any task the calling thread traces or is the parent of
+// (__WNOTHREAD: not those of cmc's other threads).
+[[nodiscard]] Result<std::optional<GroupEvent>> wait_for_own(bool block);
 
 // Reads the remote ranges into local, which has the same total length.
 [[nodiscard]] Result<void> read_memory(pid_t pid, std::span<const iovec> remote,

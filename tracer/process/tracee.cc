@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -295,16 +294,13 @@ Tracee::backtrace(std::size_t max_frames) const {
 
 namespace {
 
-// A process the target started outlives its parent's reaping as a zombie
-// of the sandbox's init, which reaps it when it gets to it: until then its
-// pid is taken, and the next run's first child would get another. Waits
-// for that (by pid, a bounded wait: the init reaps at once).
-void await_released(std::span<const pid_t> pids) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  for (const pid_t pid : pids)
-    while (kill(pid, 0) == 0 && std::chrono::steady_clock::now() < deadline)
-      sched_yield();
+// Waits for the end of tid, killed (a stop before it is passed over).
+void reap(pid_t tid) {
+  while (true) {
+    auto status = sys::wait_for(tid);
+    if (!status || status->gone())
+      return;
+  }
 }
 
 } // namespace
@@ -312,24 +308,49 @@ void await_released(std::span<const pid_t> pids) {
 void Tracee::kill_and_reap() {
   for (const pid_t pid : adopted_)
     kill(pid, SIGKILL);
+  // Process groups, only while their leaders' ids are known taken (a
+  // second call, from the destructor after crash(), finds them reaped).
+  std::vector<pid_t> groups;
   if (!reaped_) {
-    kill(-pid_, SIGKILL);
+    groups = left_;
+    groups.push_back(pid_);
+    for (const pid_t group : groups)
+      kill(-group, SIGKILL);
     kill(pid_, SIGKILL);
   }
   // A killed tracee stays a zombie until reaped, so its pid cannot be
   // reused while the watchdog still knows it.
   lease_.reset();
+  // Reaped parents first (processes in order of creation), each one's
+  // threads before its leader, whose end the kernel reports last. A
+  // process that cmc reaps while its parent lives becomes that parent's
+  // zombie, and the parent's exit frees its pid only after it has told
+  // cmc that it ended: the next run's first child could find that pid
+  // still taken and get another (nginx's worker, pid 3 or 4). Reaped once
+  // its parent has ended, a process is the sandbox init's, which ignores
+  // SIGCHLD: cmc's own waitpid frees its pid.
+  std::vector<pid_t> leaders;
   if (!reaped_)
-    adopted_.push_back(pid_);
-  for (const pid_t pid : adopted_) {
-    while (true) {
-      auto status = sys::wait_for(pid);
-      if (!status || status->gone())
-        break;
-    }
+    leaders.push_back(pid_);
+  for (const pid_t tid : adopted_)
+    if (tid != pid_ && group_of(tid) == tid)
+      leaders.push_back(tid);
+  for (const pid_t leader : leaders) {
+    for (const pid_t tid : adopted_)
+      if (tid != leader && group_of(tid) == leader)
+        reap(tid);
+    reap(leader);
   }
+  // The threads of a first process reaped already, then what the target
+  // started that cmc had not adopted yet: a process group keeps its
+  // leader's id taken until they are reaped.
+  for (const pid_t tid : adopted_)
+    if (std::ranges::find(leaders, group_of(tid)) == leaders.end())
+      reap(tid);
+  for (const pid_t group : groups)
+    while (sys::wait_for_group(group, true)) {
+    }
   reaped_ = true;
-  await_released(adopted_);
 }
 
 Result<std::unique_ptr<Tracee>> Tracee::spawn(const LaunchSpec &spec,
@@ -421,22 +442,88 @@ void Tracee::resume(int signal, bool to_syscall_stop) {
   sys::resume(focus_, signal, to_syscall_stop);
 }
 
+namespace {
+
+// The events that a target's wait_scattered() took for another target of
+// the same thread of cmc's (its tracer), which wait() hands it.
+thread_local std::vector<std::pair<pid_t, WaitStatus>> kept_events;
+
+} // namespace
+
 Result<std::optional<WaitStatus>> Tracee::wait(bool block) {
-  // The target's threads and processes share its process group (set at
-  // launch), which no other tracee of cmc's is in.
   if (ended_) {
     focus_ = pid_;
     return std::optional(*std::exchange(ended_, std::nullopt));
   }
-  auto event = sys::wait_for_group(pid_, block);
+  std::optional<std::pair<pid_t, WaitStatus>> event;
+  const auto kept = std::ranges::find_if(
+      kept_events, [this](const auto &entry) { return owns(entry.first); });
+  if (kept != kept_events.end()) {
+    event = *kept;
+    kept_events.erase(kept);
+  } else if (!left_.empty()) {
+    auto next = wait_scattered(block);
+    if (!next)
+      return next.error();
+    event = *next;
+  } else {
+    // The target's threads and processes share its process group (set at
+    // launch), which no other tracee of cmc's is in.
+    auto next = sys::wait_for_group(pid_, block);
+    if (!next)
+      return next.error();
+    if (*next)
+      event.emplace((*next)->tid, (*next)->status);
+  }
   if (!event)
-    return event.error();
-  if (!*event)
     return std::optional<WaitStatus>();
-  focus_ = (*event)->tid;
-  if (focus_ == pid_ && (*event)->status.gone())
+  focus_ = event->first;
+  if (focus_ == pid_ && event->second.gone())
     reaped_ = true;
-  return std::optional((*event)->status);
+  return std::optional(event->second);
+}
+
+Result<std::optional<std::pair<pid_t, WaitStatus>>>
+Tracee::wait_scattered(bool block) {
+  while (true) {
+    auto next = sys::wait_for_own(block);
+    if (!next)
+      return next.error();
+    if (!*next)
+      return std::optional<std::pair<pid_t, WaitStatus>>();
+    std::pair<pid_t, WaitStatus> event{(*next)->tid, (*next)->status};
+    if (owns(event.first))
+      return std::optional(event);
+    kept_events.push_back(event);
+  }
+}
+
+bool Tracee::owns(pid_t tid) const {
+  if (tid == pid_ || groups_.contains(tid))
+    return true;
+  // A task not adopted yet: a thread of a process of the target's, or a
+  // process one of them started (its parent, by /proc/PID/status).
+  auto status = read_proc(fmt::format("/proc/{}/status", tid));
+  if (!status)
+    return false;
+  const auto field = [&](std::string_view name) -> pid_t {
+    const std::size_t line = status->find(fmt::format("\n{}:\t", name));
+    return line == std::string::npos
+               ? 0
+               : std::atoi(status->c_str() + line + name.size() + 3);
+  };
+  const pid_t group = field("Tgid");
+  const pid_t owner = group == tid ? field("PPid") : group;
+  return owner == pid_ ||
+         std::ranges::any_of(groups_, [owner](const auto &entry) {
+           return entry.second == owner;
+         });
+}
+
+void Tracee::leaves_group(pid_t process) {
+  left_.push_back(process);
+  if (lease_)
+    lease_->add(process);
 }
 
 Result<WaitStatus> Tracee::resume_and_wait(int signal, bool to_syscall_stop) {
@@ -485,6 +572,7 @@ void Tracee::adopt(pid_t tid, pid_t group) {
 
 void Tracee::forget(pid_t tid) {
   std::erase(adopted_, tid);
+  std::erase(left_, tid);
   namespace_tids_.erase(tid);
   groups_.erase(tid);
   pidfds_.erase(tid);

@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "decoder/proc_maps.h"
@@ -89,6 +90,7 @@ public:
   [[nodiscard]] Result<pid_t> namespace_tid(pid_t tid) const override;
   void adopt(pid_t tid, pid_t group) override;
   void forget(pid_t tid) override;
+  void leaves_group(pid_t process) override;
   [[nodiscard]] bool hung() const override { return lease_->expired(); }
   [[nodiscard]] Result<bool> at_syscall_exit() const override;
   [[nodiscard]] Result<unsigned long> event_message() const override;
@@ -183,6 +185,14 @@ private:
                                       const char *what);
   // Kills every process of the target and reaps them.
   void kill_and_reap();
+  // The next event of the target's tasks once a process left its process
+  // group (wait() before focusing it): of any task the calling thread
+  // traces; another target's is kept for it.
+  [[nodiscard]] Result<std::optional<std::pair<pid_t, WaitStatus>>>
+  wait_scattered(bool block);
+  // Whether task tid, which the calling thread traces, is one of the
+  // target's: adopted, or a process or thread a process of it created.
+  [[nodiscard]] bool owns(pid_t tid) const;
   // The process thread tid is a thread of (the leader's by default).
   [[nodiscard]] pid_t group_of(pid_t tid) const {
     const auto found = groups_.find(tid);
@@ -192,6 +202,10 @@ private:
   pid_t pid_;
   pid_t focus_;
   bool reaped_ = false;
+  // The processes of the target that left its process group, each
+  // leading a group of its own (leaves_group()): once there is one, wait()
+  // waits for every task the calling thread traces.
+  std::vector<pid_t> left_;
   // The end of the leader, reaped by inject_syscall, for wait() to report.
   std::optional<WaitStatus> ended_;
   std::vector<pid_t> adopted_;

@@ -10,9 +10,11 @@ namespace {
 
 // Each target leads its own process group (see launch.cc): killing the
 // group also reaches helpers it spawned outside ptrace's view.
-void kill_target(pid_t pid) {
-  kill(-pid, SIGKILL);
-  kill(pid, SIGKILL);
+void kill_target(const std::vector<pid_t> &pids) {
+  for (const pid_t pid : pids) {
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+  }
 }
 
 } // namespace
@@ -42,7 +44,7 @@ void Watchdog::watch() {
       if (entry.deadline <= now) {
         entry.expired = true;
         entry.deadline = Clock::time_point::max();
-        kill_target(entry.pid);
+        kill_target(entry.pids);
       }
       next_wake_ = std::min(next_wake_, entry.deadline);
     }
@@ -57,17 +59,25 @@ void Watchdog::interrupt() {
   const std::lock_guard lock(mutex_);
   interrupted_.store(true);
   for (const auto &[id, entry] : entries_)
-    kill_target(entry.pid);
+    kill_target(entry.pids);
 }
 
 Watchdog::Lease::Lease(pid_t pid) {
   Watchdog &dog = instance();
   const std::lock_guard lock(dog.mutex_);
   id_ = dog.next_id_++;
-  dog.entries_[id_].pid = pid;
+  dog.entries_[id_].pids = {pid};
   // A target registered after an interrupt dies at once.
   if (dog.interrupted())
-    kill_target(pid);
+    kill_target({pid});
+}
+
+void Watchdog::Lease::add(pid_t pid) const {
+  Watchdog &dog = instance();
+  const std::lock_guard lock(dog.mutex_);
+  dog.entries_[id_].pids.push_back(pid);
+  if (dog.interrupted())
+    kill_target({pid});
 }
 
 Watchdog::Lease::~Lease() {

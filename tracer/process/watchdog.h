@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <vector>
 
 namespace cmc::tracer {
 
@@ -23,7 +24,7 @@ public:
   static Watchdog &instance();
 
   // While a Lease lives its process group is killed on interrupt() and when
-  // an armed deadline passes.
+  // an armed deadline passes, and so is each group add()ed.
   class Lease {
   public:
     explicit Lease(pid_t pid);
@@ -33,6 +34,9 @@ public:
     Lease &operator=(Lease &&) = delete;
     ~Lease();
 
+    // A process of the target that left its process group (setsid): it
+    // and the group it leads die with the target.
+    void add(pid_t pid) const;
     void arm(Clock::duration timeout) const;
     void disarm() const;
     // True once the deadline passed and the target was killed for it.
@@ -58,7 +62,7 @@ public:
 
 private:
   struct Entry {
-    pid_t pid = 0;
+    std::vector<pid_t> pids; // each a process and the group it leads
     Clock::time_point deadline = Clock::time_point::max();
     bool expired = false;
     std::optional<Clock::duration> paused; // the time left when paused

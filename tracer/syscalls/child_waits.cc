@@ -193,11 +193,10 @@ Result<Action> on_leave_group(SeccompStop &stop) {
   if (stop.tracee.process() == stop.tracee.pid() &&
       (stop.call.number == SYS_setsid || stop.regs.arg(0) == 0))
     return Action::run();
-  return Error{fmt::format(
-      "a process of the target called {} to leave its process group (it "
-      "daemonizes); cmc follows a server's processes through their process "
-      "group and cannot check one that leaves it yet",
-      stop.call.name)};
+  // Another process leaves the group (a daemon's child, vsftpd's process
+  // for a connection): ptrace still follows it and what it starts.
+  stop.tracee.leaves_group(stop.tracee.process());
+  return Action::run();
 }
 
 } // namespace cmc::tracer

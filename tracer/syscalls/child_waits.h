@@ -19,11 +19,12 @@ namespace cmc::tracer {
 // pending for the thread or its process.
 [[nodiscard]] Result<Action> on_sigsuspend(SeccompStop &stop);
 [[nodiscard]] Result<Action> on_pause(SeccompStop &stop);
-// setsid and setpgid of a process the target started (the first process
-// leads its group already, and runs them): an Error. cmc waits for the target's
-// stops through its process group, and a process that left it (a daemon's
-// child) would run on unseen; answering the call instead is no way out, as
-// servers check that they lead their session (vsftpd: "not session leader").
+// setsid and setpgid: they run. The first process leads its group already;
+// another that leaves it (a daemon's child, vsftpd's process for a
+// connection) is followed outside it (ProcessAccess::leaves_group): cmc
+// waits for the target's stops through its process group until then.
+// Answering the call instead would be no way out, as servers check that
+// they lead their session (vsftpd: "not session leader").
 [[nodiscard]] Result<Action> on_leave_group(SeccompStop &stop);
 
 } // namespace cmc::tracer
