@@ -62,6 +62,10 @@ constexpr std::array<SourceInfo, static_cast<std::size_t>(Source::kCount)>
         {"netlink route replies",
          "time stamps and counters zeroed (IFA_CACHEINFO, IFLA_STATS...)",
          true},
+        {"TCP_INFO",
+         "round-trip times, timers, rates and counters zeroed (state, "
+         "options and segment sizes kept)",
+         true},
         {"alarm/setitimer", "fires on a tick past its deadline", true},
         {"timer_create", "fires on a tick past its deadline", true},
     }};

@@ -45,6 +45,7 @@ enum class Source : std::uint8_t {
   kProcOther,     // read() of another /proc file with times or counters
   kProcVector,    // readv() of a /proc file with times
   kNetlink,       // time stamps and counters of NETLINK_ROUTE replies
+  kTcpInfo,       // getsockopt(TCP_INFO): round-trip times, timers, rates
   kIntervalTimer, // alarm, setitimer, getitimer
   kPosixTimer,    // timer_create, timer_settime, ...
   kCount,

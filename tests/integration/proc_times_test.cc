@@ -64,5 +64,19 @@ TEST_F(ProcTimes, EveryRunAtEveryJobsGivesTheSameReport) {
   EXPECT_EQ(*first, nlohmann::json::parse("[5, 6, 10]"));
 }
 
+// A server that keeps what TCP_INFO says of its client's connection (exim4
+// does): its round-trip time and the time since the last data differ run
+// to run; zeroed, the check holds with the counts of one that keeps
+// nothing, and the report lists the source.
+TEST_F(ProcTimes, TcpInfoTimesAreNoState) {
+  const Outcome run =
+      run_cmc({"check", "-q", "--json", "-", "-m", "x", "-m", "yy",
+               "--max-depth", "3", "--", target("replies"), "tcpinfo", "7000"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const nlohmann::json json = run.json();
+  EXPECT_EQ(json["verdict"], "holds");
+  EXPECT_TRUE(lists(json["sources"], "TCP_INFO")) << json["sources"];
+}
+
 } // namespace
 } // namespace cmc::testing

@@ -19,6 +19,7 @@
 #include "tracer/syscalls/file_syncs.h"
 #include "tracer/syscalls/input_wait.h"
 #include "tracer/syscalls/signal_timer_calls.h"
+#include "tracer/syscalls/socket_times.h"
 #include "tracer/syscalls/timed_waits.h"
 #include "tracer/syscalls/timer_fd_calls.h"
 #include "tracer/syscalls/write_paths.h"
@@ -369,7 +370,8 @@ constexpr auto kCalls = std::to_array<Syscall>({
     {.name = "getsockopt",
      .number = SYS_getsockopt,
      .shape = "d{sol}{sockopt}pp",
-     .classes = kNetwork},
+     .classes = kNetwork,
+     .handler = on_getsockopt},
     {.name = "getsockname",
      .number = SYS_getsockname,
      .shape = "dpp",

@@ -16,6 +16,9 @@
  *        "opts N nodelay 1 keepalive 1 idle 77 rcvbuf 40000 tos 16\n".
  * hangup: closes each connection as it accepts it, reading nothing (as
  *        rinetd does when its backend refuses); cmc_state[0] counts them.
+ * tcpinfo: keeps what getsockopt(TCP_INFO) says of the connection at each
+ *        message (its round-trip time, how long ago data came, its state),
+ *        as exim4 does, and answers "info N\n".
  * whoami: keeps its pid and working directory from the start, as servers
  *        that write pid files or log paths do, and answers each message
  *        with them: "who N pid P cwd DIR\n".
@@ -91,6 +94,19 @@ static void say_options(int client) {
     exit(1);
 }
 
+/* Round-trip time, time since the last data, TCP state: per message. */
+static unsigned int tcp_times[3];
+
+static void keep_tcp_info(int client) {
+  struct tcp_info info;
+  socklen_t length = sizeof info;
+  if (getsockopt(client, IPPROTO_TCP, TCP_INFO, &info, &length) != 0)
+    exit(1);
+  tcp_times[0] = info.tcpi_rtt;
+  tcp_times[1] = info.tcpi_last_data_recv;
+  tcp_times[2] = info.tcpi_state;
+}
+
 static void say_who(int client) {
   char line[320];
   int length = snprintf(line, sizeof line, "who %u pid %d cwd %s\n",
@@ -101,8 +117,8 @@ static void say_who(int client) {
 
 int main(int argc, char **argv) {
   if (argc != 3) {
-    fputs("usage: replies split|close|sleep|penalty|options|hangup|whoami "
-          "PORT\n",
+    fputs("usage: replies split|close|sleep|penalty|options|hangup|whoami|"
+          "tcpinfo PORT\n",
           stderr);
     return 2;
   }
@@ -145,6 +161,11 @@ int main(int argc, char **argv) {
       }
       if (strcmp(mode, "whoami") == 0) {
         say_who(client);
+        continue;
+      }
+      if (strcmp(mode, "tcpinfo") == 0) {
+        keep_tcp_info(client);
+        say(client, "info");
         continue;
       }
       if (strcmp(mode, "close") == 0) {
