@@ -115,6 +115,32 @@ static void say_who(int client) {
     exit(1);
 }
 
+/* Answers one message as mode says; 0 when the connection ends. */
+static int answer(const char *mode, int client, ssize_t got) {
+  if (strcmp(mode, "penalty") == 0) {
+    char line[32];
+    int length = snprintf(line, sizeof line, "read %zd\n", got);
+    if (write(client, line, (size_t)length) != length)
+      exit(1);
+    struct timespec second = {1, 0};
+    nanosleep(&second, NULL);
+  } else if (strcmp(mode, "options") == 0) {
+    say_options(client);
+  } else if (strcmp(mode, "whoami") == 0) {
+    say_who(client);
+  } else if (strcmp(mode, "tcpinfo") == 0) {
+    keep_tcp_info(client);
+    say(client, "info");
+  } else if (strcmp(mode, "close") == 0) {
+    say(client, "bye");
+    return 0;
+  } else {
+    say(client, "ok");
+    say(client, "late");
+  }
+  return 1;
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fputs("usage: replies split|close|sleep|penalty|options|hangup|whoami|"
@@ -146,34 +172,8 @@ int main(int argc, char **argv) {
     ssize_t got;
     while ((got = read(client, buffer, sizeof buffer)) > 0) {
       ++cmc_state[0];
-      if (strcmp(mode, "penalty") == 0) {
-        char line[32];
-        int length = snprintf(line, sizeof line, "read %zd\n", got);
-        if (write(client, line, (size_t)length) != length)
-          return 1;
-        struct timespec second = {1, 0};
-        nanosleep(&second, NULL);
-        continue;
-      }
-      if (strcmp(mode, "options") == 0) {
-        say_options(client);
-        continue;
-      }
-      if (strcmp(mode, "whoami") == 0) {
-        say_who(client);
-        continue;
-      }
-      if (strcmp(mode, "tcpinfo") == 0) {
-        keep_tcp_info(client);
-        say(client, "info");
-        continue;
-      }
-      if (strcmp(mode, "close") == 0) {
-        say(client, "bye");
+      if (!answer(mode, client, got))
         break;
-      }
-      say(client, "ok");
-      say(client, "late");
     }
     close(client);
   }
