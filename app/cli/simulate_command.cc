@@ -1,5 +1,6 @@
 #include "app/cli/simulate_command.h"
 
+#include <array>
 #include <ctime>
 #include <memory>
 #include <string>
@@ -21,7 +22,7 @@ namespace {
 // check's options that a random walk has no use for: it has no bound of
 // depth or states but its own, no graph, and neither restarts to mask
 // volatile bytes, audits merges nor explores preemptions.
-constexpr const char *kCheckOnly[] = {
+constexpr std::array<const char *, 7> kCheckOnly = {
     "--max-depth",     "--max-states", "--dot",        "--html",
     "--mask-volatile", "--strict",     "--preemptions"};
 
