@@ -78,7 +78,7 @@ export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
 # under TSan one took 432 s, past CTest's 120 s; test.sh runs them. Nor
 # KvMatrix (kv built eight ways: the ELF reading varies, not cmc's threads;
 # 100 s of CI).
-search='BreadthFirst|StateStore|RecordedStates|MergeAudit|Nondeterminism'
+search='BreadthFirst|StateStore|RecordedStates|MergeAudit|Nondeterminism|RandomWalks|Minimise'
 tracer='Kv|Threads|Faults|Modes|ProcessCapture|Snapshots'
 churn='ThreadsThatStartAndEnd|ATargetEndingWhile|AHungTargetKilledWhile'
 selection=(-R "^($search|$tracer)\\." -E "^Threads\\.($churn)")

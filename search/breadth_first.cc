@@ -20,6 +20,7 @@
 
 #include "search/merge_audit.h"
 #include "search/nondeterminism.h"
+#include "search/path_rules.h"
 #include "search/progress_meter.h"
 #include "search/recorded_states.h"
 #include "search/report_counts.h"
@@ -377,39 +378,18 @@ void Search::run_batch(std::vector<Transition> &batch) {
 }
 
 bool Search::beyond_ticks(std::span<const PathStep> path) const {
-  return options_.tick && static_cast<std::size_t>(std::ranges::count_if(
-                              path, [&](const PathStep &step) {
-                                return step.action == *options_.tick;
-                              })) > options_.max_ticks;
+  return ticks_in(path, options_.tick) > options_.max_ticks;
 }
 
 bool Search::taken_before(std::span<const PathStep> path) const {
-  const ActionId action = path.back().action;
-  return action < options_.once_actions &&
-         std::ranges::any_of(
-             path.first(path.size() - 1),
-             [&](const PathStep &step) { return step.action == action; });
+  return search::taken_before(path.first(path.size() - 1), path.back().action,
+                              options_.once_actions);
 }
 
-// The state the search sees after prefix, whose executor fingerprint is
-// given. With --once the set of messages taken is part of it (in any
-// order), since it decides which steps are left; with StateKind::kPath
-// the path itself is.
 Fingerprint Search::identity(const Fingerprint &fingerprint,
                              std::span<const PathStep> prefix) const {
-  const bool path = options_.state == executor::StateKind::kPath;
-  if (options_.once_actions == 0 && !path)
-    return fingerprint;
-  std::vector<std::uint64_t> words{fingerprint.low, fingerprint.high};
-  for (const PathStep &step : prefix) {
-    if (path)
-      words.insert(words.end(), step.preempt_at.begin(), step.preempt_at.end());
-    if (path || step.action < options_.once_actions)
-      words.push_back(step.action);
-  }
-  if (!path)
-    std::sort(words.begin() + 2, words.end());
-  return fingerprint_of(std::as_bytes(std::span(words)));
+  return state_identity(fingerprint, prefix, options_.once_actions,
+                        options_.state);
 }
 
 void Search::check_path(Transition &transition) const {

@@ -17,6 +17,7 @@
 #include "app/cli/interrupts.h"
 #include "app/cli/replay_command.h"
 #include "app/cli/scan_command.h"
+#include "app/cli/simulate_command.h"
 #include "app/cli/target_setup.h"
 #include "app/plugins/plugin_server.h"
 #include "app/version.h"
@@ -35,8 +36,8 @@ std::string usage_error_line(const CLI::App &app,
   std::string text = error.what();
   if (command == nullptr && !app.remaining().empty() &&
       !app.remaining().front().starts_with("-"))
-    text = fmt::format("unknown command '{}': give check, scan, replay or "
-                       "explore",
+    text = fmt::format("unknown command '{}': give check, simulate, scan, "
+                       "replay or explore",
                        app.remaining().front());
   std::replace(text.begin(), text.end(), '\n', ' ');
   return fmt::format("{} (see cmc {}--help)", text,
@@ -62,6 +63,7 @@ std::vector<std::string> take_target_command(std::vector<char *> &args) {
 // The options of every command, as parsing fills them.
 struct Options {
   cmc::app::CheckOptions check;
+  cmc::app::SimulateOptions simulate;
   cmc::app::ScanOptions scan;
   cmc::app::ReplayOptions replay;
   cmc::app::TargetOptions explore;
@@ -71,6 +73,7 @@ struct Options {
 // The commands, registered on the app.
 struct Commands {
   CLI::App *check = nullptr;
+  CLI::App *simulate = nullptr;
   CLI::App *scan = nullptr;
   CLI::App *replay = nullptr;
   CLI::App *explore = nullptr;
@@ -86,6 +89,28 @@ CLI::App *add_check(CLI::App &app, cmc::app::CheckOptions &options) {
       "found, 2 usage error, 3 could not check.");
   cmc::app::add_check_options(*check, options);
   return check;
+}
+
+CLI::App *add_simulate(CLI::App &app, cmc::app::SimulateOptions &options) {
+  CLI::App *simulate = app.add_subcommand(
+      "simulate", "Take random walks over check's steps, deeper than a "
+                  "breadth-first search reaches; report the first violation, "
+                  "minimised");
+  simulate->footer(
+      "Each walk starts from the initial state and takes up to --depth "
+      "steps, each drawn uniformly among the messages (and --disconnect, "
+      "--tick, --crash steps) allowed there, until a step breaks a "
+      "property. The first violation (of the lowest-numbered walk) is "
+      "minimised by dropping steps while it still fails, and printed as "
+      "check prints a counterexample: cmc replay replays it. With no "
+      "violation the verdict says how many walks and states it saw, never "
+      "that every state was explored.\n\nExample:\n  cmc simulate --runs "
+      "200 --depth 30 --client A -m 'LOCK\\n' -m 'UNLOCK\\n' --client B -m "
+      "'LOCK\\n' -m 'UNLOCK\\n' --region held --invariant exclusive -- "
+      "./lock_server_bug 7000\n\nExit status: 0 no violation found, 1 "
+      "violation found, 2 usage error, 3 could not run.");
+  cmc::app::add_simulate_options(*simulate, options);
+  return simulate;
 }
 
 CLI::App *add_scan(CLI::App &app, cmc::app::ScanOptions &options) {
@@ -152,6 +177,7 @@ Commands add_commands(CLI::App &app, Options &options) {
              "docs/report-format.md.");
   Commands commands;
   commands.check = add_check(app, options.check);
+  commands.simulate = add_simulate(app, options.simulate);
   commands.scan = add_scan(app, options.scan);
   commands.replay = add_replay(app, options.replay);
   commands.explore = add_explore(app, options.explore, options.explore_trace);
@@ -164,12 +190,15 @@ void finish_options(const Commands &commands, Options &options,
                     const std::vector<std::string> &command) {
   if (!command.empty()) {
     for (auto *target :
-         {&options.check.target.command, &options.scan.command,
-          &options.replay.target.command, &options.explore.command})
+         {&options.check.target.command, &options.simulate.check.target.command,
+          &options.scan.command, &options.replay.target.command,
+          &options.explore.command})
       *target = command;
   }
   if (commands.check->parsed())
     cmc::app::assign_clients(*commands.check, options.check.target);
+  if (commands.simulate->parsed())
+    cmc::app::assign_clients(*commands.simulate, options.simulate.check.target);
   if (commands.replay->parsed())
     cmc::app::assign_clients(*commands.replay, options.replay.target);
   if (commands.explore->parsed())
@@ -178,6 +207,8 @@ void finish_options(const Commands &commands, Options &options,
 
 // Runs the command parsed; returns its exit status, throws UserError.
 int run_command(const Commands &commands, const Options &options) {
+  if (commands.simulate->parsed())
+    return cmc::app::run_simulate(options.simulate);
   if (commands.scan->parsed())
     return cmc::app::run_scan(options.scan);
   if (commands.replay->parsed())

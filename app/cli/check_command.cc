@@ -70,6 +70,8 @@ std::size_t snapshot_memory(const CheckOptions &options) {
   return std::min(memory / 8 / cpus, 1024 * kMiB);
 }
 
+} // namespace
+
 std::shared_ptr<const tracer::TargetSpec>
 check_spec(const CheckOptions &options) {
   if (options.target.messages.empty())
@@ -119,10 +121,6 @@ check_spec(const CheckOptions &options) {
   return spec;
 }
 
-// The workers to run: -j, by default one per CPU. More than 4 per CPU
-// (or than 1 per 32 descriptors cmc may open: each worker holds a target,
-// its connections, pipes and a network namespace) run no faster and can
-// exhaust what the kernel gives one process: capped, with a line saying so.
 unsigned job_count(const CheckOptions &options) {
   const unsigned cpus = std::max(1U, std::thread::hardware_concurrency());
   if (!options.jobs)
@@ -169,6 +167,8 @@ search::Options search_options(const CheckOptions &options,
   return search;
 }
 
+namespace {
+
 // The settings the search runs with, on stderr before it starts, as TLC's
 // start banner: "cmc: breadth-first search of ./kv, 2 actions: 2
 // workers, --mode replay, state regions (cmc_state), depth unbounded,
@@ -203,7 +203,25 @@ void print_banner(const CheckOptions &options, const tracer::TargetSpec &spec,
       spec.seed, fmt::gmtime(std::time(nullptr)));
 }
 
-// The command that shows the counterexample step by step.
+} // namespace
+
+StepNames step_names(const CheckOptions &options,
+                     const std::shared_ptr<const tracer::TargetSpec> &spec,
+                     unsigned jobs) {
+  StepNames names{spec, spec->tick ? format_duration(*spec->tick) : "",
+                  spec->tick ? options.max_ticks.value_or(1) : 0, spec->seed};
+  names.once = options.once;
+  names.preemptions = options.preemptions;
+  names.max_depth = options.max_depth;
+  names.max_states = options.max_states;
+  names.jobs = jobs;
+  names.no_property = options.target.invariant == "none" &&
+                      options.target.forbid_response.empty() &&
+                      options.target.properties.empty();
+  names.plugins = !options.target.properties.empty();
+  return names;
+}
+
 void print_replay(std::FILE *out, const CheckOptions &options,
                   const search::Report &report, const StepNames &names) {
   std::vector<Step> steps;
@@ -214,6 +232,8 @@ void print_replay(std::FILE *out, const CheckOptions &options,
   if (!options.json.empty() && options.json != "-")
     fmt::print(out, "       or: cmc replay --from {}\n", options.json);
 }
+
+namespace {
 
 // The replay for the page prints nothing: the check's output is its own.
 class QuietWatcher final : public ReplayWatcher {
@@ -264,17 +284,7 @@ int check(const CheckOptions &options, JsonOutput &json_output,
                                       layout, search);
   if (!report)
     cannot_check(report.error().message);
-  StepNames names{spec, spec->tick ? format_duration(*spec->tick) : "",
-                  spec->tick ? options.max_ticks.value_or(1) : 0, spec->seed};
-  names.once = options.once;
-  names.preemptions = options.preemptions;
-  names.max_depth = options.max_depth;
-  names.max_states = options.max_states;
-  names.jobs = search.jobs;
-  names.no_property = options.target.invariant == "none" &&
-                      options.target.forbid_response.empty() &&
-                      options.target.properties.empty();
-  names.plugins = !options.target.properties.empty();
+  const StepNames names = step_names(options, spec, search.jobs);
   auto json = report_json(*report, names);
   json["replay"] = replay_json(options.target, spec->served_program());
   // The verdict first: a JSON file that cannot be written does not hide it.

@@ -4,11 +4,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "app/report/steps.h"
 #include "app/report/target_options.h"
+#include "search/search_report.h"
+#include "tracer/control/target_run.h"
 
 namespace cmc::app {
 
@@ -36,6 +41,29 @@ struct CheckOptions {
 };
 
 void add_check_options(CLI::App &check, CheckOptions &options);
+
+// What check and simulate share once the options are parsed.
+// The target to run as the options describe it, its program located;
+// throws UserError for bad options.
+[[nodiscard]] std::shared_ptr<const tracer::TargetSpec>
+check_spec(const CheckOptions &options);
+// The workers to run: -j, by default one per CPU. More than 4 per CPU
+// (or than 1 per 32 descriptors cmc may open: each worker holds a target,
+// its connections, pipes and a network namespace) run no faster and can
+// exhaust what the kernel gives one process: capped, with a line saying so.
+[[nodiscard]] unsigned job_count(const CheckOptions &options);
+// The search's options: workers, bounds, progress, tick, --once, state.
+[[nodiscard]] search::Options search_options(const CheckOptions &options,
+                                             const tracer::TargetSpec &spec);
+// What names the steps and settings in the reports, for jobs workers.
+[[nodiscard]] StepNames
+step_names(const CheckOptions &options,
+           const std::shared_ptr<const tracer::TargetSpec> &spec,
+           unsigned jobs);
+// "replay it: cmc replay ...", the command that shows the counterexample
+// step by step (and "or: cmc replay --from FILE" with a --json file).
+void print_replay(std::FILE *out, const CheckOptions &options,
+                  const search::Report &report, const StepNames &names);
 
 // Runs the check and prints its report; returns the exit status. Throws
 // UserError for anything that stops the check.

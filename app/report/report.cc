@@ -503,13 +503,18 @@ std::FILE *JsonOutput::text_stream() const {
 
 void print_report(std::FILE *out, const search::Report &report,
                   const StepNames &names) {
-  const VerdictLines verdict = verdict_lines(report, names);
+  print_report(out, report, names, verdict_lines(report, names),
+               "shortest counterexample");
+}
+
+void print_report(std::FILE *out, const search::Report &report,
+                  const StepNames &names, const VerdictLines &verdict,
+                  std::string_view title) {
   for (const std::string &line : verdict.first)
     fmt::print(out, "{}\n", line);
   if (!report.interrupted && report.verdict == search::Verdict::kViolated) {
     print_backtrace(out, report.backtrace, 4);
-    fmt::print(out, "shortest counterexample ({} step{}):\n",
-               report.counterexample.size(),
+    fmt::print(out, "{} ({} step{}):\n", title, report.counterexample.size(),
                report.counterexample.size() == 1 ? "" : "s");
     for (std::size_t i = 0; i < report.counterexample.size(); ++i)
       fmt::print(out, "  {}. {}\n", i + 1,

@@ -12,6 +12,7 @@
 
 #include "app/report/sources_report.h"
 #include "app/report/steps.h"
+#include "app/report/verdict_lines.h"
 #include "search/breadth_first.h"
 #include "tracer/control/target_run.h"
 
@@ -89,5 +90,10 @@ void print_backtrace(std::FILE *out, const std::vector<executor::Frame> &frames,
 // The human-readable summary.
 void print_report(std::FILE *out, const search::Report &report,
                   const StepNames &names);
+// The same with the verdict's lines given (a random simulation's) and the
+// counterexample introduced as title ("minimised counterexample").
+void print_report(std::FILE *out, const search::Report &report,
+                  const StepNames &names, const VerdictLines &verdict,
+                  std::string_view title);
 
 } // namespace cmc::app

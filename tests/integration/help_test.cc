@@ -29,7 +29,8 @@ TEST(Help, VersionIsTheProjectVersion) {
 }
 
 TEST(Help, EveryValueHasAName) {
-  for (const char *command : {"check", "scan", "replay", "explore"}) {
+  for (const char *command :
+       {"check", "simulate", "scan", "replay", "explore"}) {
     const Outcome run = run_cmc({command, "--help"});
     EXPECT_EQ(run.status, 0) << run.err;
     EXPECT_EQ(run.out.find(" TEXT"), std::string::npos) << run.out;
@@ -67,8 +68,8 @@ TEST(Help, AMalformedCommandLineIsOneLine) {
   expect_usage({"check", "-m", "x", "--dedup", "nonsense"}, "--dedup:");
   expect_usage({"scan", "--json"}, "--json: 1 required FILE missing");
   expect_usage({"check", "-m", "x", "--no-such-option"}, "--no-such-option");
-  expect_usage({"frob"}, "unknown command 'frob': give check, scan, replay "
-                         "or explore (see cmc --help)");
+  expect_usage({"frob"}, "unknown command 'frob': give check, simulate, "
+                         "scan, replay or explore (see cmc --help)");
   expect_usage({}, "A subcommand is required (see cmc --help)");
 }
 
