@@ -40,23 +40,6 @@ char task_state(pid_t pid) {
              : (*stat)[close + 2];
 }
 
-// A process's pid as the target sees it (the last of NSpid in its
-// status: cmc runs the target in a PID namespace of its own).
-pid_t namespace_pid(pid_t pid) {
-  const auto status = read_text(fmt::format("/proc/{}/status", pid));
-  if (!status)
-    return pid;
-  const std::size_t line = status->find("\nNSpid:");
-  if (line == std::string::npos)
-    return pid;
-  std::istringstream ids(
-      status->substr(line + 7, status->find('\n', line + 1) - line - 7));
-  pid_t last = pid;
-  for (pid_t id = 0; ids >> id;)
-    last = id;
-  return last;
-}
-
 // What the children of the focused thread's process are now, as far as a
 // wait for child (-1: any; a pid in the target's namespace) sees them.
 struct Children {
@@ -76,8 +59,12 @@ Children children_of(const ProcessAccess &tracee, pid_t child) {
     std::istringstream ids(*list);
     pid_t pid = 0;
     while (ids >> pid) {
-      if (child > 0 && namespace_pid(pid) != child)
-        continue;
+      // child is the target's pid, /proc's lists cmc's.
+      if (child > 0) {
+        const auto inside = tracee.namespace_tid(pid);
+        if (!inside || *inside != child)
+          continue;
+      }
       found.any = true;
       found.zombie = found.zombie || task_state(pid) == 'Z';
     }

@@ -19,6 +19,24 @@ unsigned char cmc_state[1];
 
 enum { kNobody = 65534 };
 
+/* One byte and room for one descriptor (SCM_RIGHTS), as sent and received. */
+struct passed {
+  char byte;
+  struct iovec data;
+  char control[CMSG_SPACE(sizeof(int))];
+  struct msghdr message;
+};
+
+static void prepare(struct passed *passed) {
+  memset(passed, 0, sizeof *passed);
+  passed->byte = 'L';
+  passed->data = (struct iovec){&passed->byte, 1};
+  passed->message = (struct msghdr){.msg_iov = &passed->data,
+                                    .msg_iovlen = 1,
+                                    .msg_control = passed->control,
+                                    .msg_controllen = sizeof passed->control};
+}
+
 /* In the child: the log opened as nobody, sent to the parent. */
 static void open_as_nobody(const char *dir, int to_parent) {
   char path[512];
@@ -30,33 +48,23 @@ static void open_as_nobody(const char *dir, int to_parent) {
     perror("privsep: open the log as nobody");
     _exit(3);
   }
-  char byte = 'L';
-  struct iovec data = {&byte, 1};
-  char control[CMSG_SPACE(sizeof(int))] = {0};
-  struct msghdr message = {.msg_iov = &data,
-                           .msg_iovlen = 1,
-                           .msg_control = control,
-                           .msg_controllen = sizeof control};
-  struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+  struct passed passed;
+  prepare(&passed);
+  struct cmsghdr *header = CMSG_FIRSTHDR(&passed.message);
   header->cmsg_level = SOL_SOCKET;
   header->cmsg_type = SCM_RIGHTS;
   header->cmsg_len = CMSG_LEN(sizeof(int));
   memcpy(CMSG_DATA(header), &log, sizeof log);
-  _exit(sendmsg(to_parent, &message, 0) == 1 ? 0 : 4);
+  _exit(sendmsg(to_parent, &passed.message, 0) == 1 ? 0 : 4);
 }
 
 /* The descriptor a child sent, -1 when none came. */
 static int receive_descriptor(int from_child) {
-  char byte = 0;
-  struct iovec data = {&byte, 1};
-  char control[CMSG_SPACE(sizeof(int))] = {0};
-  struct msghdr message = {.msg_iov = &data,
-                           .msg_iovlen = 1,
-                           .msg_control = control,
-                           .msg_controllen = sizeof control};
-  if (recvmsg(from_child, &message, 0) != 1)
+  struct passed passed;
+  prepare(&passed);
+  if (recvmsg(from_child, &passed.message, 0) != 1)
     return -1;
-  const struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+  const struct cmsghdr *header = CMSG_FIRSTHDR(&passed.message);
   int fd = -1;
   if (header != NULL && header->cmsg_type == SCM_RIGHTS)
     memcpy(&fd, CMSG_DATA(header), sizeof fd);
